@@ -1,0 +1,105 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+
+/** Thrown when the settings are wrong; main prints the message and exits with code 2. */
+export class ConfigError extends Error {}
+
+const bool = z
+  .union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no'])])
+  .transform((v) => v === true || v === 'true' || v === '1' || v === 'yes');
+
+const httpUrl = z
+  .string()
+  .url()
+  .refine((u) => /^https?:\/\//.test(u), 'must start with http:// or https://')
+  .transform((u) => u.replace(/\/+$/, ''));
+
+/** Every setting GenGate reads, with its default. The README table documents the same list. */
+export const configSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATA_DIR: z.string().min(1).default('./data'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^(postgres(ql)?:\/\/|sqlite:)/, 'must be a postgres:// URL or sqlite:<path>')
+    .optional(),
+  PUBLIC_BASE_URL: httpUrl.optional(),
+  PRICING_BASE_URL: httpUrl.optional(),
+  ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  ERROR_STYLE: z.enum(['default', 'reference']).default('default'),
+  USD_RUB_RATE: z.coerce.number().positive().max(1_000_000).default(90),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  TOPUP_URL: httpUrl.optional(),
+  BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  FIRST_RUN_ACCOUNT: bool.default(true),
+  GENGATE_CATALOG: z.string().min(1).optional(),
+});
+
+type RawConfig = z.infer<typeof configSchema>;
+
+/** Parsed settings with derived values filled in. */
+export interface Config extends RawConfig {
+  DATA_DIR: string;
+  DATABASE_URL: string;
+  PUBLIC_BASE_URL: string;
+  PRICING_BASE_URL: string;
+  TOPUP_URL: string;
+}
+
+const KNOWN = Object.keys(configSchema.shape);
+
+/** Reads an optional JSON config file (GENGATE_CONFIG); environment variables win over it. */
+function readConfigFile(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new ConfigError(`GENGATE_CONFIG: cannot read ${file} (${(e as Error).message})`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    throw new ConfigError(`GENGATE_CONFIG: ${file} is not valid JSON (${(e as Error).message})`);
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new ConfigError(`GENGATE_CONFIG: ${file} must hold a JSON object of settings`);
+  }
+  for (const key of Object.keys(parsed)) {
+    if (!KNOWN.includes(key)) {
+      throw new ConfigError(`GENGATE_CONFIG: unknown setting ${key} in ${file}; known: ${KNOWN.join(', ')}`);
+    }
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/** Parses settings once from the environment (and GENGATE_CONFIG file); throws ConfigError naming the variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const fromFile = env.GENGATE_CONFIG ? readConfigFile(env.GENGATE_CONFIG) : {};
+  const input: Record<string, unknown> = { ...fromFile };
+  for (const key of KNOWN) {
+    const v = env[key];
+    if (v !== undefined && v !== '') input[key] = v;
+  }
+  const result = configSchema.safeParse(input);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => {
+      const name = i.path.join('.') || '(settings)';
+      return `${name}: ${i.message} (got ${JSON.stringify(input[String(i.path[0])])})`;
+    });
+    throw new ConfigError(`invalid settings:\n  ${lines.join('\n  ')}`);
+  }
+  const raw = result.data;
+  const dataDir = path.resolve(raw.DATA_DIR);
+  const shownHost = raw.HOST === '0.0.0.0' || raw.HOST === '::' ? '127.0.0.1' : raw.HOST;
+  const publicBase = raw.PUBLIC_BASE_URL ?? `http://${shownHost}:${raw.PORT}`;
+  return {
+    ...raw,
+    DATA_DIR: dataDir,
+    DATABASE_URL: raw.DATABASE_URL ?? `sqlite:${path.join(dataDir, 'gengate.db')}`,
+    PUBLIC_BASE_URL: publicBase,
+    PRICING_BASE_URL: raw.PRICING_BASE_URL ?? publicBase,
+    TOPUP_URL: raw.TOPUP_URL ?? `${publicBase}/topup`,
+  };
+}

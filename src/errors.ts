@@ -1,0 +1,84 @@
+/** The closed set of client-facing error kinds. Each maps to (status, `error`) per ERROR_STYLE below. */
+export type ErrorKind =
+  | 'invalid_request'
+  | 'missing_field'
+  | 'unsupported_model'
+  | 'content_rejected'
+  | 'unauthenticated'
+  | 'insufficient_balance'
+  | 'forbidden'
+  | 'task_not_found'
+  | 'upload_rejected'
+  | 'rate_limited'
+  | 'internal'
+  | 'model_disabled'
+  | 'not_found';
+
+export type ErrorStyle = 'default' | 'reference';
+
+/** DECISIONS §2: the one table that knows about error styles. */
+export const ERROR_TABLE: Record<ErrorKind, Record<ErrorStyle, readonly [number, string]>> = {
+  invalid_request: { default: [400, 'invalid_request_error'], reference: [422, 'validation_error'] },
+  missing_field: { default: [422, 'validation_error'], reference: [422, 'validation_error'] },
+  unsupported_model: { default: [400, 'unsupported_model'], reference: [422, 'unsupported_model'] },
+  content_rejected: { default: [400, 'nsfw_content_detected'], reference: [400, 'nsfw_content_detected'] },
+  unauthenticated: { default: [401, 'authentication_error'], reference: [401, 'unauthorized'] },
+  insufficient_balance: { default: [402, 'payment_required'], reference: [402, 'insufficient_balance'] },
+  forbidden: { default: [403, 'permission_error'], reference: [403, 'permission_error'] },
+  task_not_found: { default: [404, 'task_not_found'], reference: [404, 'task_not_found'] },
+  upload_rejected: { default: [422, 'validation_error'], reference: [422, 'validation_error'] },
+  rate_limited: { default: [429, 'rate_limit_error'], reference: [429, 'rate_limited'] },
+  internal: { default: [500, 'server_error'], reference: [500, 'server_error'] },
+  model_disabled: { default: [505, 'model_disabled'], reference: [505, 'model_disabled'] },
+  not_found: { default: [404, 'not_found'], reference: [404, 'not_found'] },
+};
+
+/** A client-facing error: its kind picks the status, `msg` is shown as is. */
+export class AppError extends Error {
+  constructor(
+    readonly kind: ErrorKind,
+    message: string,
+    readonly data: unknown = null,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'AppError';
+  }
+}
+
+/** Renders a received value for a message: short, JSON-quoted, never the whole of a long string. */
+export function shown(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+/** Factories for every client error; routes and services throw these, never raw statuses. */
+export const Errors = {
+  invalid: (msg: string) => new AppError('invalid_request', msg),
+  missingField: (field: string, hint = '') =>
+    new AppError('missing_field', `${field} is required${hint ? `; ${hint}` : ''}`),
+  unsupportedModel: (msg: string) => new AppError('unsupported_model', msg),
+  contentRejected: (msg: string) => new AppError('content_rejected', msg),
+  unauthenticated: (msg: string) => new AppError('unauthenticated', msg),
+  insufficientBalance: (msg: string, data: { balance: string; required: string; currency: string; topUpUrl: string }) =>
+    new AppError('insufficient_balance', msg, data),
+  forbidden: (msg: string) => new AppError('forbidden', msg),
+  taskNotFound: (taskId: string) => new AppError('task_not_found', `task ${shown(taskId)} was not found in this account`),
+  uploadRejected: (msg: string) => new AppError('upload_rejected', msg),
+  rateLimited: (msg: string, retryAfterSeconds: number) =>
+    new AppError('rate_limited', msg, null, { 'retry-after': String(retryAfterSeconds) }),
+  modelDisabled: (model: string) =>
+    new AppError('model_disabled', `model ${model} is temporarily disabled by the operator`),
+  notFound: (msg: string) => new AppError('not_found', msg),
+};
+
+/** (status, error type) of a kind under a style. */
+export function statusOf(kind: ErrorKind, style: ErrorStyle): readonly [number, string] {
+  return ERROR_TABLE[kind][style];
+}

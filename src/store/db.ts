@@ -1,0 +1,78 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { DB } from './schema.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+/** A database handle: the query builder plus a transaction helper that behaves the same on both dialects. */
+export interface Database {
+  db: Kysely<DB>;
+  dialect: Dialect;
+  /** Runs fn in one transaction (SQLite: BEGIN IMMEDIATE, so a read-then-write never works on a stale snapshot). */
+  tx<T>(fn: (trx: Kysely<DB>) => Promise<T>): Promise<T>;
+  /** Inside tx: serialises callers on `name` until the transaction ends (PostgreSQL advisory lock; SQLite already holds the write lock). */
+  lock(trx: Kysely<DB>, name: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+// int8 (bigint) and numeric come back as strings by default; our values fit in a double.
+pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
+
+function openSqlite(file: string): Database {
+  if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  const conn = new SqliteDatabase(file);
+  conn.pragma('journal_mode = WAL');
+  conn.pragma('synchronous = NORMAL');
+  conn.pragma('busy_timeout = 10000');
+  conn.pragma('foreign_keys = ON');
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: conn }) });
+  return {
+    db,
+    dialect: 'sqlite',
+    tx: (fn) =>
+      db.connection().execute(async (c) => {
+        await sql`begin immediate`.execute(c);
+        try {
+          const result = await fn(c);
+          await sql`commit`.execute(c);
+          return result;
+        } catch (e) {
+          await sql`rollback`.execute(c);
+          throw e;
+        }
+      }),
+    lock: async () => {},
+    close: () => db.destroy(),
+  };
+}
+
+/** A 63-bit advisory lock key from a name (stable across processes). */
+function lockKey(name: string): bigint {
+  let h = 1469598103934665603n;
+  for (const ch of Buffer.from(name)) h = ((h ^ BigInt(ch)) * 1099511628211n) & 0x7fffffffffffffffn;
+  return h;
+}
+
+function openPostgres(url: string, poolSize: number): Database {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    dialect: 'postgres',
+    tx: (fn) => db.transaction().execute(fn),
+    lock: async (trx, name) => {
+      await sql`select pg_advisory_xact_lock(${String(lockKey(name))}::bigint)`.execute(trx);
+    },
+    close: () => db.destroy(),
+  };
+}
+
+/** Opens `sqlite:<path>` (or `sqlite::memory:`) or a `postgres://` URL. */
+export function openDatabase(url: string, opts: { poolSize?: number } = {}): Database {
+  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length));
+  if (/^postgres(ql)?:\/\//.test(url)) return openPostgres(url, opts.poolSize ?? 10);
+  throw new Error(`unsupported database URL ${url}: use sqlite:<path> or postgres://`);
+}
