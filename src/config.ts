@@ -17,7 +17,7 @@ const httpUrl = z
 
 /** Every setting GenGate reads, with its default. The README table documents the same list. */
 export const configSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080).describe('a whole number from 0 to 65535'),
   HOST: z.string().min(1).default('127.0.0.1'),
   DATA_DIR: z.string().min(1).default('./data'),
   DATABASE_URL: z
@@ -28,10 +28,10 @@ export const configSchema = z.object({
   PRICING_BASE_URL: httpUrl.optional(),
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   ERROR_STYLE: z.enum(['default', 'reference']).default('default'),
-  USD_RUB_RATE: z.coerce.number().positive().max(1_000_000).default(90),
+  USD_RUB_RATE: z.coerce.number().positive().max(1_000_000).default(90).describe('a positive number of RUB per USD'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   TOPUP_URL: httpUrl.optional(),
-  BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024).describe('a whole number of bytes from 1024 to 67108864'),
   FIRST_RUN_ACCOUNT: bool.default(true),
   GENGATE_CATALOG: z.string().min(1).optional(),
 });
@@ -86,7 +86,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!result.success) {
     const lines = result.error.issues.map((i) => {
       const name = i.path.join('.') || '(settings)';
-      return `${name}: ${i.message} (got ${JSON.stringify(input[String(i.path[0])])})`;
+      const field = configSchema.shape[name as keyof typeof configSchema.shape];
+      const allowed = field?.description ? `must be ${field.description}` : i.message;
+      return `${name}: ${allowed} (got ${JSON.stringify(input[String(i.path[0])])})`;
     });
     throw new ConfigError(`invalid settings:\n  ${lines.join('\n  ')}`);
   }

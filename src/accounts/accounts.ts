@@ -1,0 +1,146 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../store/db.js';
+import type { AccountsTable, DB } from '../store/schema.js';
+import type { Ledger, LedgerEntry } from '../billing/ledger.js';
+import type { Clock } from '../clock.js';
+import { Errors } from '../errors.js';
+import { formatUsd } from '../billing/money.js';
+import { randomId } from '../ids.js';
+import { insertKey, keyView, SCOPES, type KeyView, type Scope } from './keys.js';
+
+/** What an operator sees of an account. */
+export interface AccountView {
+  id: string;
+  name: string;
+  status: 'active' | 'disabled';
+  balance: string;
+  balanceMicros: number;
+  createdAt: string;
+}
+
+export function accountView(row: AccountsTable): AccountView {
+  return {
+    id: row.id,
+    name: row.name,
+    status: row.status,
+    balance: formatUsd(Number(row.balance_micros), 4),
+    balanceMicros: Number(row.balance_micros),
+    createdAt: new Date(Number(row.created_at)).toISOString(),
+  };
+}
+
+/** Checks operator-supplied scopes; throws a client error naming the bad one. */
+export function checkScopes(scopes: string[]): Scope[] {
+  for (const s of scopes) {
+    if (!(SCOPES as readonly string[]).includes(s)) {
+      throw Errors.invalid(`scopes: unknown scope ${JSON.stringify(s)}; allowed: ${SCOPES.join(', ')}`);
+    }
+  }
+  return scopes as Scope[];
+}
+
+/** Operator operations on accounts and keys; the CLI and the admin API both call these. */
+export class Accounts {
+  constructor(
+    private readonly database: Database,
+    private readonly ledger: Ledger,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Creates an account with an optional opening balance and a first key (its secret is returned once). */
+  async create(name: string, balanceMicros = 0): Promise<{ account: AccountView; apiKey: string; key: KeyView }> {
+    const trimmed = name.trim();
+    if (!trimmed || trimmed.length > 200) throw Errors.invalid(`name must be 1 to 200 characters (got ${JSON.stringify(name)})`);
+    return this.database.tx(async (trx) => this.createIn(trx, trimmed, balanceMicros));
+  }
+
+  /** The body of create, for callers that already hold a transaction (first run). */
+  async createIn(trx: Kysely<DB>, name: string, balanceMicros: number) {
+    const now = this.clock.now();
+    const id = randomId('acc_', 9);
+    await trx
+      .insertInto('accounts')
+      .values({ id, name, status: 'active', webhook_secret: `whsec_${randomId('', 24)}`, balance_micros: 0, created_at: now })
+      .execute();
+    if (balanceMicros > 0) await this.ledger.credit(trx, id, balanceMicros, 'topup', 'opening balance');
+    const { row, secret } = await insertKey(trx, id, {}, now);
+    const account = await trx.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    return { account: accountView(account), apiKey: secret, key: keyView(row) };
+  }
+
+  async list(): Promise<AccountView[]> {
+    const rows = await this.database.db.selectFrom('accounts').selectAll().orderBy('created_at').orderBy('id').execute();
+    return rows.map(accountView);
+  }
+
+  async count(): Promise<number> {
+    const row = await this.database.db.selectFrom('accounts').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  async get(id: string): Promise<AccountView> {
+    return accountView(await this.row(this.database.db, id));
+  }
+
+  /** The account's webhook signing secret (for callbacks and for the operator). */
+  async webhookSecret(id: string): Promise<string> {
+    return (await this.row(this.database.db, id)).webhook_secret;
+  }
+
+  async setStatus(id: string, status: 'active' | 'disabled'): Promise<AccountView> {
+    return this.database.tx(async (trx) => {
+      await this.row(trx, id);
+      await trx.updateTable('accounts').set({ status }).where('id', '=', id).execute();
+      return accountView(await this.row(trx, id));
+    });
+  }
+
+  /** Adds `amountMicros` to the balance as a top-up entry. */
+  async topup(id: string, amountMicros: number, note: string): Promise<AccountView> {
+    if (!(amountMicros > 0)) throw Errors.invalid(`amount must be a positive USD amount (got ${amountMicros / 1e6})`);
+    return this.database.tx(async (trx) => {
+      await this.row(trx, id);
+      await this.ledger.credit(trx, id, amountMicros, 'topup', note || 'top-up');
+      return accountView(await this.row(trx, id));
+    });
+  }
+
+  async createKey(accountId: string, opts: { scopes?: string[]; models?: string[] }): Promise<{ key: KeyView; apiKey: string }> {
+    const scopes = checkScopes(opts.scopes ?? []);
+    const models = (opts.models ?? []).map((m) => m.trim()).filter(Boolean);
+    return this.database.tx(async (trx) => {
+      await this.row(trx, accountId);
+      const { row, secret } = await insertKey(trx, accountId, { scopes, models }, this.clock.now());
+      return { key: keyView(row), apiKey: secret };
+    });
+  }
+
+  async listKeys(accountId: string): Promise<KeyView[]> {
+    await this.row(this.database.db, accountId);
+    const rows = await this.database.db.selectFrom('api_keys').selectAll().where('account_id', '=', accountId).orderBy('created_at').execute();
+    return rows.map(keyView);
+  }
+
+  /** Revokes a key at once; revoking twice keeps the first time. */
+  async revokeKey(keyId: string): Promise<KeyView> {
+    return this.database.tx(async (trx) => {
+      const row = await trx.selectFrom('api_keys').selectAll().where('id', '=', keyId).executeTakeFirst();
+      if (!row) throw Errors.notFound(`no API key ${JSON.stringify(keyId)}`);
+      if (row.revoked_at == null) {
+        await trx.updateTable('api_keys').set({ revoked_at: this.clock.now() }).where('id', '=', keyId).execute();
+      }
+      return keyView(await trx.selectFrom('api_keys').selectAll().where('id', '=', keyId).executeTakeFirstOrThrow());
+    });
+  }
+
+  async ledgerEntries(accountId: string): Promise<LedgerEntry[]> {
+    await this.row(this.database.db, accountId);
+    return this.ledger.entries(this.database.db, accountId);
+  }
+
+  private async row(db: Kysely<DB>, id: string): Promise<AccountsTable> {
+    const row = await db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row) throw Errors.notFound(`no account ${JSON.stringify(id)}`);
+    return row;
+  }
+}

@@ -1,0 +1,144 @@
+import { sql, type Kysely } from 'kysely';
+import type { DB, LedgerKind } from '../store/schema.js';
+import type { Clock } from '../clock.js';
+
+export type ChargeResult =
+  | { ok: true; balanceAfter: number }
+  | { ok: false; balance: number; required: number };
+
+export type RefundResult = { refunded: true; amount: number; balanceAfter: number } | { refunded: false; amount: 0 };
+
+export interface LedgerEntry {
+  id: number;
+  accountId: string;
+  kind: LedgerKind;
+  amountMicros: number;
+  balanceAfterMicros: number;
+  taskId: string | null;
+  reason: string;
+  createdAt: number;
+}
+
+/**
+ * The append-only ledger. Every method takes the caller's transaction, so a charge commits
+ * together with whatever it pays for. The cached `accounts.balance_micros` moves in the same
+ * statement order everywhere: a conditional UPDATE (which never lets the balance go below zero
+ * and serialises concurrent writers on the account row), then the entry.
+ */
+export class Ledger {
+  constructor(private readonly clock: Clock) {}
+
+  /** Takes `amount` from the account if the balance covers it; otherwise reports balance and required. */
+  async charge(trx: Kysely<DB>, accountId: string, amount: number, taskId: string | null, reason: string): Promise<ChargeResult> {
+    const result = await this.take(trx, accountId, amount);
+    if (result.ok) await this.append(trx, accountId, 'charge', -amount, result.balanceAfter, taskId, reason);
+    return result;
+  }
+
+  /** Adds money: a top-up, or a positive adjustment. */
+  async credit(trx: Kysely<DB>, accountId: string, amount: number, kind: 'topup' | 'adjustment', reason: string): Promise<number> {
+    assertAmount(amount);
+    const balanceAfter = await this.move(trx, accountId, amount);
+    await this.append(trx, accountId, kind, amount, balanceAfter, null, reason);
+    return balanceAfter;
+  }
+
+  /** Removes money as an adjustment; refuses rather than go below zero. */
+  async debitAdjustment(trx: Kysely<DB>, accountId: string, amount: number, reason: string): Promise<ChargeResult> {
+    const result = await this.take(trx, accountId, amount);
+    if (result.ok) await this.append(trx, accountId, 'adjustment', -amount, result.balanceAfter, null, reason);
+    return result;
+  }
+
+  /**
+   * Returns money charged for a task, at most once per task and kind: `refund` returns what is
+   * left of the charge (the whole of it unless a partial refund came first); `partial_refund`
+   * returns `amount`. A second call of the same kind for the task does nothing.
+   */
+  async refund(trx: Kysely<DB>, taskId: string, kind: 'refund' | 'partial_refund', reason: string, amount?: number): Promise<RefundResult> {
+    const entries = await trx.selectFrom('ledger_entries').select(['kind', 'amount_micros', 'account_id']).where('task_id', '=', taskId).execute();
+    const charge = entries.find((e) => e.kind === 'charge');
+    if (!charge) return { refunded: false, amount: 0 };
+    const charged = -Number(charge.amount_micros);
+    const returned = entries.filter((e) => e.kind !== 'charge').reduce((s, e) => s + Number(e.amount_micros), 0);
+    const value = kind === 'refund' ? charged - returned : Math.min(amount ?? 0, charged - returned);
+    if (value < 0 || (kind === 'partial_refund' && value === 0)) return { refunded: false, amount: 0 };
+    // Insert first: the unique (task_id, kind) index makes a concurrent second refund a no-op.
+    const inserted = await trx
+      .insertInto('ledger_entries')
+      .values({
+        account_id: charge.account_id,
+        kind,
+        amount_micros: value,
+        balance_after_micros: 0,
+        task_id: taskId,
+        reason,
+        created_at: this.clock.now(),
+      })
+      .onConflict((oc) => oc.columns(['task_id', 'kind']).doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    if (!inserted) return { refunded: false, amount: 0 };
+    const balanceAfter = await this.move(trx, charge.account_id, value);
+    await trx.updateTable('ledger_entries').set({ balance_after_micros: balanceAfter }).where('id', '=', inserted.id).execute();
+    return { refunded: true, amount: value, balanceAfter };
+  }
+
+  /** Current balance in micro-USD, or null if there is no such account. */
+  async balance(db: Kysely<DB>, accountId: string): Promise<number | null> {
+    const row = await db.selectFrom('accounts').select('balance_micros').where('id', '=', accountId).executeTakeFirst();
+    return row ? Number(row.balance_micros) : null;
+  }
+
+  /** All entries of an account, oldest first. */
+  async entries(db: Kysely<DB>, accountId: string): Promise<LedgerEntry[]> {
+    const rows = await db.selectFrom('ledger_entries').selectAll().where('account_id', '=', accountId).orderBy('id').execute();
+    return rows.map((r) => ({
+      id: Number(r.id),
+      accountId: r.account_id,
+      kind: r.kind,
+      amountMicros: Number(r.amount_micros),
+      balanceAfterMicros: Number(r.balance_after_micros),
+      taskId: r.task_id,
+      reason: r.reason,
+      createdAt: Number(r.created_at),
+    }));
+  }
+
+  private async take(trx: Kysely<DB>, accountId: string, amount: number): Promise<ChargeResult> {
+    assertAmount(amount);
+    const row = await trx
+      .updateTable('accounts')
+      .set({ balance_micros: sql`balance_micros - ${amount}` })
+      .where('id', '=', accountId)
+      .where('balance_micros', '>=', amount)
+      .returning('balance_micros')
+      .executeTakeFirst();
+    if (row) return { ok: true, balanceAfter: Number(row.balance_micros) };
+    const current = await trx.selectFrom('accounts').select('balance_micros').where('id', '=', accountId).executeTakeFirst();
+    if (!current) throw new Error(`no account ${accountId}`);
+    return { ok: false, balance: Number(current.balance_micros), required: amount };
+  }
+
+  private async move(trx: Kysely<DB>, accountId: string, delta: number): Promise<number> {
+    const row = await trx
+      .updateTable('accounts')
+      .set({ balance_micros: sql`balance_micros + ${delta}` })
+      .where('id', '=', accountId)
+      .returning('balance_micros')
+      .executeTakeFirst();
+    if (!row) throw new Error(`no account ${accountId}`);
+    return Number(row.balance_micros);
+  }
+
+  private async append(trx: Kysely<DB>, accountId: string, kind: LedgerKind, amount: number, balanceAfter: number, taskId: string | null, reason: string) {
+    await trx
+      .insertInto('ledger_entries')
+      .values({ account_id: accountId, kind, amount_micros: amount, balance_after_micros: balanceAfter, task_id: taskId, reason, created_at: this.clock.now() })
+      .execute();
+  }
+}
+
+function assertAmount(amount: number): void {
+  if (!Number.isSafeInteger(amount) || amount < 0) throw new Error(`ledger amounts are non-negative integer micro-USD (got ${amount})`);
+}

@@ -1,0 +1,120 @@
+import type { Command } from 'commander';
+import type { Services } from '../services.js';
+import { Errors } from '../errors.js';
+import { entriesCsv, entryView, parseUsd } from '../billing/index.js';
+import type { AccountView, KeyView } from '../accounts/index.js';
+
+type Run = (fn: (s: Services) => Promise<void>) => Promise<void>;
+type Out = (text: string) => void;
+
+function usd(value: string, flag: string): number {
+  const micros = parseUsd(value);
+  if (micros === null) throw Errors.invalid(`${flag} must be a USD amount such as 10 or 2.50 (got ${JSON.stringify(value)})`);
+  return micros;
+}
+
+const list = (v: string | undefined) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : undefined);
+const accountLine = (a: AccountView) => `${a.id}  ${a.status.padEnd(8)}  ${a.balance.padStart(12)} USD  ${a.name}`;
+const keyLine = (k: KeyView) =>
+  `${k.id}  ${k.prefix}  ${k.revokedAt ? `revoked ${k.revokedAt}` : 'active'}  scopes=${k.scopes?.join(',') ?? 'all'}  models=${k.models?.join(',') ?? 'all'}  last used ${k.lastUsedAt ?? 'never'}`;
+
+/** The operator commands: account, key, ledger. Each prints one JSON object with --json. */
+export function addAdminCommands(program: Command, run: Run, out: Out) {
+  const print = (json: boolean, obj: object, human: string) => out(json ? JSON.stringify(obj) : human);
+
+  const account = program.command('account').description('manage accounts');
+  account
+    .command('create')
+    .requiredOption('--name <name>', 'account name')
+    .option('--balance <usd>', 'opening balance in USD', '0')
+    .option('--json', 'print JSON')
+    .action((o) =>
+      run(async (s) => {
+        const r = await s.accounts.create(o.name, usd(o.balance, '--balance'));
+        print(o.json, { account: r.account, apiKey: r.apiKey }, `${accountLine(r.account)}\nAPI key (shown once): ${r.apiKey}`);
+      }),
+    );
+  account
+    .command('list')
+    .option('--json', 'print JSON')
+    .action((o) =>
+      run(async (s) => {
+        const all = await s.accounts.list();
+        print(o.json, { accounts: all }, all.map(accountLine).join('\n') || '(no accounts)');
+      }),
+    );
+  for (const [name, fn] of [
+    ['show', (s: Services, id: string) => s.accounts.get(id)],
+    ['disable', (s: Services, id: string) => s.accounts.setStatus(id, 'disabled')],
+    ['enable', (s: Services, id: string) => s.accounts.setStatus(id, 'active')],
+  ] as const) {
+    account
+      .command(`${name} <id>`)
+      .option('--json', 'print JSON')
+      .action((id: string, o) =>
+        run(async (s) => {
+          const a = await fn(s, id);
+          print(o.json, { account: a }, accountLine(a));
+        }),
+      );
+  }
+  account
+    .command('topup <id>')
+    .requiredOption('--amount <usd>', 'amount in USD')
+    .option('--note <text>', 'reason shown in the ledger', '')
+    .option('--json', 'print JSON')
+    .action((id: string, o) =>
+      run(async (s) => {
+        const a = await s.accounts.topup(id, usd(o.amount, '--amount'), o.note);
+        print(o.json, { account: a }, accountLine(a));
+      }),
+    );
+
+  const key = program.command('key').description('manage API keys');
+  key
+    .command('create')
+    .requiredOption('--account <id>', 'account id')
+    .option('--scopes <list>', 'comma-separated: tasks:write,tasks:read,files:write,balance:read')
+    .option('--models <list>', 'comma-separated model allowlist')
+    .option('--json', 'print JSON')
+    .action((o) =>
+      run(async (s) => {
+        const r = await s.accounts.createKey(o.account, { scopes: list(o.scopes), models: list(o.models) });
+        print(o.json, { key: r.key, apiKey: r.apiKey }, `${keyLine(r.key)}\nAPI key (shown once): ${r.apiKey}`);
+      }),
+    );
+  key
+    .command('list')
+    .requiredOption('--account <id>', 'account id')
+    .option('--json', 'print JSON')
+    .action((o) =>
+      run(async (s) => {
+        const keys = await s.accounts.listKeys(o.account);
+        print(o.json, { keys }, keys.map(keyLine).join('\n') || '(no keys)');
+      }),
+    );
+  key
+    .command('revoke <keyId>')
+    .option('--json', 'print JSON')
+    .action((keyId: string, o) =>
+      run(async (s) => {
+        const k = await s.accounts.revokeKey(keyId);
+        print(o.json, { key: k }, keyLine(k));
+      }),
+    );
+
+  program
+    .command('ledger')
+    .description("print an account's ledger")
+    .requiredOption('--account <id>', 'account id')
+    .option('--json', 'print JSON')
+    .option('--csv', 'print CSV')
+    .action((o) =>
+      run(async (s) => {
+        const entries = await s.accounts.ledgerEntries(o.account);
+        if (o.csv) return out(entriesCsv(entries).trimEnd());
+        const views = entries.map(entryView);
+        print(o.json, { entries: views }, views.map((e) => `${e.id}  ${e.createdAt}  ${e.kind.padEnd(14)} ${e.amount.padStart(14)}  ${e.balanceAfter.padStart(14)}  ${e.taskId ?? ''}  ${e.reason}`).join('\n') || '(no entries)');
+      }),
+    );
+}

@@ -1,0 +1,46 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Services } from '../services.js';
+import { Errors } from '../errors.js';
+import { errorHandler, sendError } from './errors.js';
+import { registerRoutes } from './routes/index.js';
+
+const GOOD_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Paths and fields never written to logs. */
+export const REDACT = [
+  'req.headers.authorization',
+  'req.headers["idempotency-key"]',
+  'headers.authorization',
+  '*.apiKey',
+  '*.webhookSecret',
+  '*.webhook_secret',
+  '*.password',
+  '*.secret',
+];
+
+/** Builds the HTTP app: envelope everywhere, request ids, redacted JSON logs, all routes. */
+export function buildApp(services: Services, opts: { logStream?: NodeJS.WritableStream } = {}): FastifyInstance {
+  const { config } = services;
+  const app = Fastify({
+    logger: { level: config.LOG_LEVEL, redact: { paths: REDACT, censor: '[redacted]' }, ...(opts.logStream ? { stream: opts.logStream } : {}) },
+    bodyLimit: config.BODY_LIMIT_BYTES,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && GOOD_REQUEST_ID.test(given) ? given : randomUUID();
+    },
+  });
+  // JSON only (uploads add multipart); a text body is a client mistake, not data.
+  app.removeContentTypeParser('text/plain');
+  app.decorateRequest('principal', null);
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+  });
+  app.setErrorHandler(errorHandler(config.ERROR_STYLE, config.BODY_LIMIT_BYTES));
+  app.setNotFoundHandler((req, reply) =>
+    sendError(reply, config.ERROR_STYLE, Errors.notFound(`no route ${req.method} ${req.url.split('?')[0]}`)),
+  );
+  registerRoutes(app, services);
+  return app;
+}

@@ -1,0 +1,9 @@
+/** The success envelope of every /api/v1 response. */
+export function ok<T>(data: T): { code: 200; msg: 'success'; data: T } {
+  return { code: 200, msg: 'success', data };
+}
+
+/** The error envelope; `data` is null except on 402. */
+export function failure(code: number, error: string, msg: string, data: unknown = null) {
+  return { code, msg, data, error };
+}
