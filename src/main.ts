@@ -2,9 +2,9 @@ import { Command } from 'commander';
 import { ConfigError, loadConfig } from './config.js';
 import { AppError } from './errors.js';
 import { buildServices, type Services } from './services.js';
-import { serve } from './cli/serve.js';
 import { addAdminCommands } from './cli/admin.js';
 import { migrate } from './store/migrate.js';
+import { openDatabase } from './store/db.js';
 
 function fail(e: unknown): never {
   if (e instanceof ConfigError) {
@@ -35,7 +35,9 @@ program
   .description('run the HTTP service (what npm start runs)')
   .action(async () => {
     try {
-      await serve(loadConfig());
+      const config = loadConfig();
+      const { serve } = await import('./cli/serve.js'); // the HTTP stack loads only for serve
+      await serve(config);
     } catch (e) {
       fail(e);
     }
@@ -43,12 +45,15 @@ program
 program
   .command('migrate')
   .description('apply database migrations and exit')
-  .action(() =>
-    run(async (s) => {
-      const applied = await migrate(s.database);
+  .action(async () => {
+    try {
+      const database = openDatabase(loadConfig().DATABASE_URL);
+      const applied = await migrate(database).finally(() => database.close());
       process.stdout.write(`migrations up to date${applied.length ? ` (applied now: ${applied.join(', ')})` : ''}\n`);
-    }),
-  );
+    } catch (e) {
+      fail(e);
+    }
+  });
 addAdminCommands(program, run, (text) => process.stdout.write(`${text}\n`));
 
 program.parseAsync(process.argv).catch(fail);
