@@ -2,6 +2,7 @@ import type { Database } from '../store/db.js';
 import type { Clock } from '../clock.js';
 import { Errors } from '../errors.js';
 import { hashKey, type Scope } from './keys.js';
+import { precompile } from '../store/prepared.js';
 
 /** The caller behind a valid key. */
 export interface Principal {
@@ -21,11 +22,20 @@ const LAST_USED_EVERY_MS = 60_000;
  */
 export class Authenticator {
   private readonly lastUsedWritten = new Map<string, number>();
+  private readonly findKey;
 
   constructor(
     private readonly database: Database,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.findKey = precompile(database.db, 1, (hash) =>
+      database.db
+        .selectFrom('api_keys')
+        .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+        .select(['api_keys.id', 'api_keys.account_id', 'api_keys.scopes', 'api_keys.models', 'api_keys.revoked_at', 'accounts.status'])
+        .where('api_keys.hash', '=', hash),
+    );
+  }
 
   async authenticate(header: string | undefined, scope: Scope): Promise<Principal> {
     if (header === undefined || header === '') {
@@ -33,12 +43,7 @@ export class Authenticator {
     }
     const m = BEARER.exec(header);
     if (!m) throw Errors.unauthenticated('malformed Authorization header: expected "Bearer <API key>"');
-    const row = await this.database.db
-      .selectFrom('api_keys')
-      .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
-      .select(['api_keys.id', 'api_keys.account_id', 'api_keys.scopes', 'api_keys.models', 'api_keys.revoked_at', 'accounts.status'])
-      .where('api_keys.hash', '=', hashKey(m[1]!))
-      .executeTakeFirst();
+    const [row] = await this.findKey(hashKey(m[1]!));
     if (!row) throw Errors.unauthenticated('invalid API key');
     if (row.revoked_at != null) throw Errors.unauthenticated('this API key has been revoked');
     if (row.status !== 'active') throw Errors.forbidden(`account ${row.account_id} is disabled; contact the operator`);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
 import { Errors } from '../errors.js';
 import { errorHandler, sendError } from './errors.js';
@@ -9,15 +9,32 @@ const GOOD_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Paths and fields never written to logs. */
 export const REDACT = [
-  'req.headers.authorization',
-  'req.headers["idempotency-key"]',
+  'authorization',
   'headers.authorization',
+  'req.headers.authorization',
+  '*.headers.authorization',
+  'headers["idempotency-key"]',
+  'apiKey',
   '*.apiKey',
+  'webhookSecret',
   '*.webhookSecret',
+  'webhook_secret',
   '*.webhook_secret',
-  '*.password',
+  'secret',
   '*.secret',
+  'password',
+  '*.password',
 ];
+
+/** One structured line per request, after the response (Fastify's default writes two). */
+class OneLineLog extends LogController {
+  override incomingRequest(): void {}
+  override requestCompleted(error: Error | null | undefined, req: FastifyRequest, reply: FastifyReply): void {
+    const line = { method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 };
+    if (error) reply.log.error({ ...line, err: error }, 'request errored');
+    else reply.log.info(line, 'request');
+  }
+}
 
 /** Builds the HTTP app: envelope everywhere, request ids, redacted JSON logs, all routes. */
 export function buildApp(services: Services, opts: { logStream?: NodeJS.WritableStream } = {}): FastifyInstance {
@@ -26,6 +43,7 @@ export function buildApp(services: Services, opts: { logStream?: NodeJS.Writable
     logger: { level: config.LOG_LEVEL, redact: { paths: REDACT, censor: '[redacted]' }, ...(opts.logStream ? { stream: opts.logStream } : {}) },
     bodyLimit: config.BODY_LIMIT_BYTES,
     requestIdHeader: false,
+    logController: new OneLineLog({ requestIdLogLabel: 'requestId' }),
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && GOOD_REQUEST_ID.test(given) ? given : randomUUID();
@@ -34,8 +52,9 @@ export function buildApp(services: Services, opts: { logStream?: NodeJS.Writable
   // JSON only (uploads add multipart); a text body is a client mistake, not data.
   app.removeContentTypeParser('text/plain');
   app.decorateRequest('principal', null);
-  app.addHook('onRequest', async (req, reply) => {
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
+    done();
   });
   app.setErrorHandler(errorHandler(config.ERROR_STYLE, config.BODY_LIMIT_BYTES));
   app.setNotFoundHandler((req, reply) =>

@@ -21,6 +21,27 @@ export interface Database {
 // int8 (bigint) and numeric come back as strings by default; our values fit in a double.
 pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
 
+/**
+ * Kysely prepares every statement anew; preparing costs more than running a small query, so keep
+ * the prepared statements by SQL text (bounded). Safe because Kysely runs one query at a time on
+ * the single SQLite connection.
+ */
+function withStatementCache(conn: SqliteDatabase.Database, max = 500) {
+  const cache = new Map<string, SqliteDatabase.Statement>();
+  return {
+    close: () => conn.close(),
+    prepare: (text: string) => {
+      let stmt = cache.get(text);
+      if (!stmt) {
+        stmt = conn.prepare(text);
+        if (cache.size >= max) cache.delete(cache.keys().next().value!);
+        cache.set(text, stmt);
+      }
+      return stmt;
+    },
+  };
+}
+
 function openSqlite(file: string): Database {
   if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const conn = new SqliteDatabase(file);
@@ -28,7 +49,7 @@ function openSqlite(file: string): Database {
   conn.pragma('synchronous = NORMAL');
   conn.pragma('busy_timeout = 10000');
   conn.pragma('foreign_keys = ON');
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: conn }) });
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(conn) }) });
   return {
     db,
     dialect: 'sqlite',
