@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 
 export interface HttpResult {
@@ -8,20 +10,23 @@ export interface HttpResult {
   non2xx: number;
 }
 
-/** Starts a node script (through tsx) and resolves with its URL once it prints "listening on URL". */
-export async function startProcess(args: string[], env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (d) => {
-      out += d;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}: ${out}`)));
-  });
-  child.stdout!.resume();
-  return { child, url };
+/**
+ * Starts a node script (through tsx) with its output going to `logFile`, and resolves with its URL
+ * once it has written "listening on URL". Output goes to a file, not a pipe, so the measuring
+ * process never slows the server by reading its logs late.
+ */
+export async function startProcess(args: string[], env: Record<string, string>, logFile: string): Promise<{ child: ChildProcess; url: string }> {
+  const fd = openSync(logFile, 'w');
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', fd, fd] });
+  closeSync(fd);
+  for (let i = 0; i < 600; i++) {
+    const m = /listening on (http:\/\/\S+)/.exec(readFileSync(logFile, 'utf8'));
+    if (m) return { child, url: m[1]! };
+    if (child.exitCode !== null) break;
+    await sleep(100);
+  }
+  child.kill();
+  throw new Error(`${args.join(' ')} did not start:\n${readFileSync(logFile, 'utf8')}`);
 }
 
 /** Runs autocannon against one URL and returns req/s, p99 and the count of non-2xx answers. */

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import pino from 'pino';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
 import { Errors } from '../errors.js';
@@ -26,6 +27,21 @@ export const REDACT = [
   '*.password',
 ];
 
+let stdoutStream: pino.DestinationStream | undefined;
+
+/**
+ * Logs go to stdout through a buffered, asynchronous writer: a synchronous write per line
+ * stalls the event loop whenever the reader of stdout is slow. Flushed on exit.
+ */
+function stdoutLog(): pino.DestinationStream {
+  if (!stdoutStream) {
+    const dest = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+    process.on('exit', () => dest.flushSync());
+    stdoutStream = dest;
+  }
+  return stdoutStream;
+}
+
 /** One structured line per request, after the response (Fastify's default writes two). */
 class OneLineLog extends LogController {
   override incomingRequest(): void {}
@@ -40,7 +56,7 @@ class OneLineLog extends LogController {
 export function buildApp(services: Services, opts: { logStream?: NodeJS.WritableStream } = {}): FastifyInstance {
   const { config } = services;
   const app = Fastify({
-    logger: { level: config.LOG_LEVEL, redact: { paths: REDACT, censor: '[redacted]' }, ...(opts.logStream ? { stream: opts.logStream } : {}) },
+    logger: { level: config.LOG_LEVEL, redact: { paths: REDACT, censor: '[redacted]' }, stream: opts.logStream ?? stdoutLog() },
     bodyLimit: config.BODY_LIMIT_BYTES,
     requestIdHeader: false,
     logController: new OneLineLog({ requestIdLogLabel: 'requestId' }),

@@ -1,0 +1,61 @@
+import { pathToFileURL } from 'node:url';
+import { buildCatalog, validateInput, type MediaFacts } from '../src/catalog/index.js';
+import { quote } from '../src/pricing/index.js';
+
+/**
+ * Micro-benchmark (issue 3 target: under 1 ms median): validating a maximal seedance-2.5 input —
+ * 30 photo links, 10 videos, 10 audio files, a 30,000-character prompt — with upload facts for
+ * every clip, then pricing it, as createTask will.
+ */
+
+const BASE = 'https://gengate.example.com';
+
+function maximalInput(): { input: Record<string, unknown>; media: MediaFacts } {
+  const videos = Array.from({ length: 10 }, (_, i) => `${BASE}/files/${'v'.repeat(22)}${i}/clip-${i}.mp4`);
+  const audios = Array.from({ length: 10 }, (_, i) => `${BASE}/files/${'a'.repeat(22)}${i}/track-${i}.mp3`);
+  const media: Record<string, { kind: 'video' | 'audio'; format: string; seconds: number }> = {};
+  for (const v of videos) media[v] = { kind: 'video', format: 'MP4', seconds: 3 };
+  for (const a of audios) media[a] = { kind: 'audio', format: 'MP3', seconds: 3 };
+  const prompt = 'A slow dolly shot across a rain-soaked neon street at night; '.repeat(500).slice(0, 30_000);
+  return {
+    input: {
+      prompt,
+      image_urls: Array.from({ length: 30 }, (_, i) => `https://images.example.com/refs/${i}/photo-${i}.jpg`),
+      video_urls: videos,
+      audio_urls: audios,
+      video_mode: 'reference',
+      resolution: '1080p',
+      aspect_ratio: '16:9',
+      duration: '12',
+      generate_audio: true,
+      seed: '123456',
+      tools: [{ type: 'web_search' }],
+      trim_video_to: 10,
+    },
+    media,
+  };
+}
+
+/** Median milliseconds of validating (and pricing) the maximal input. */
+export async function benchValidate(): Promise<{ name: string; medianMs: number }> {
+  const catalog = buildCatalog();
+  const { input, media } = maximalInput();
+  const run = () => {
+    const v = validateInput(catalog, 'seedance-2.5', input, media, { uploadBaseUrl: BASE });
+    return quote(catalog, v.model, v.input, v.media?.facts).priceMicros;
+  };
+  for (let i = 0; i < 500; i++) run(); // warm up the JIT
+  const samples: number[] = [];
+  for (let i = 0; i < 3000; i++) {
+    const t = process.hrtime.bigint();
+    run();
+    samples.push(Number(process.hrtime.bigint() - t) / 1e6);
+  }
+  samples.sort((a, b) => a - b);
+  return { name: 'validate + quote maximal seedance-2.5 input', medianMs: samples[Math.floor(samples.length / 2)]! };
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const r = await benchValidate();
+  process.stdout.write(`${r.name}: median ${r.medianMs.toFixed(4)} ms (target < 1 ms)\n`);
+}
