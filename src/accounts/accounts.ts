@@ -16,6 +16,8 @@ export interface AccountView {
   balance: string;
   balanceMicros: number;
   createdAt: string;
+  /** Only in `create` and `show`: the secret that signs this account's callbacks. */
+  webhookSecret?: string;
 }
 
 export function accountView(row: AccountsTable): AccountView {
@@ -65,7 +67,7 @@ export class Accounts {
     if (balanceMicros > 0) await this.ledger.credit(trx, id, balanceMicros, 'topup', 'opening balance');
     const { row, secret } = await insertKey(trx, id, {}, now);
     const account = await trx.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-    return { account: accountView(account), apiKey: secret, key: keyView(row) };
+    return { account: { ...accountView(account), webhookSecret: account.webhook_secret }, apiKey: secret, key: keyView(row) };
   }
 
   async list(): Promise<AccountView[]> {
@@ -78,8 +80,10 @@ export class Accounts {
     return Number(row.n);
   }
 
+  /** One account, with its webhook signing secret. */
   async get(id: string): Promise<AccountView> {
-    return accountView(await this.row(this.database.db, id));
+    const row = await this.row(this.database.db, id);
+    return { ...accountView(row), webhookSecret: row.webhook_secret };
   }
 
   /** The account's webhook signing secret (for callbacks and for the operator). */
