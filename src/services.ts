@@ -4,6 +4,7 @@ import { migrate } from './store/migrate.js';
 import { Ledger } from './billing/index.js';
 import { Accounts, Authenticator } from './accounts/index.js';
 import { systemClock, type Clock } from './clock.js';
+import { loadCatalog, type Catalog } from './catalog/index.js';
 
 /** Everything the routes, the CLI and the engine use; built in one place from the settings. */
 export interface Services {
@@ -13,12 +14,14 @@ export interface Services {
   ledger: Ledger;
   accounts: Accounts;
   auth: Authenticator;
+  catalog: Catalog;
   close(): Promise<void>;
 }
 
 /** The one place that picks implementations (database dialect, clock, ...) and runs migrations. */
 export async function buildServices(config: Config, opts: { clock?: Clock } = {}): Promise<Services> {
   const clock = opts.clock ?? systemClock;
+  const catalog = loadCatalog(config); // before the database: a bad catalog file stops the start at once
   const database = openDatabase(config.DATABASE_URL);
   try {
     await migrate(database);
@@ -36,6 +39,7 @@ export async function buildServices(config: Config, opts: { clock?: Clock } = {}
     ledger,
     accounts,
     auth,
+    catalog,
     close: () => database.close(),
   };
 }

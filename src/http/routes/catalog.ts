@@ -6,7 +6,7 @@ import { ok } from '../envelope.js';
 /** GET /api/v1/models (no key): envelope, `data` = every catalog entry, disabled ones included and marked. */
 export function registerCatalogRoutes(app: FastifyInstance, services: Services) {
   const { catalog, config } = services;
-  // The catalog is fixed for the life of the process, so the entries are built once.
-  const body = ok(catalog.models.map((m) => modelEntry(m, { usdRubRate: config.USD_RUB_RATE, pricingBaseUrl: config.PRICING_BASE_URL })));
-  app.get('/api/v1/models', async () => body);
+  // The catalog is fixed for the life of the process, so the body (tens of KB of JSON Schema) is serialised once.
+  const body = JSON.stringify(ok(catalog.models.map((m) => modelEntry(m, { usdRubRate: config.USD_RUB_RATE, pricingBaseUrl: config.PRICING_BASE_URL }))));
+  app.get('/api/v1/models', async (_req, reply) => reply.type('application/json; charset=utf-8').send(body));
 }

@@ -1,0 +1,38 @@
+/** The model catalog: model data, input validation, media checks, overrides and client views. */
+export type {
+  Catalog,
+  ClipLimits,
+  DraftRules,
+  FieldDef,
+  ImageLimits,
+  MediaFact,
+  MediaFacts,
+  MediaKind,
+  MediaLimits,
+  ModelDef,
+  ModelKind,
+  PriceRule,
+  Route,
+  Where,
+} from './types.js';
+export { buildCatalog, loadCatalog, BACKEND_KINDS } from './overrides.js';
+export { makeCatalog, modelNames } from './catalog.js';
+export { DEFAULT_MODELS } from './models/index.js';
+export { validateInput, checkMedia, findModel, type ValidatedInput } from './validate.js';
+export { resolveDraftFinal, type DraftTask } from './draft.js';
+export { notAnUpload, EDIT_MIN_SECONDS, type ClipPlan, type MediaCheck } from './media.js';
+export type { LinkOptions } from './links.js';
+export { numberFrom, boolFrom, exactDecimal, roundHalfUp, type Decimal } from './coerce.js';
+export {
+  amount,
+  limitsOf,
+  normalisedSchema,
+  parametersSchema,
+  priceDisplay,
+  priceRules,
+  priceTiers,
+  usdText,
+  type Amount,
+  type PriceTier,
+} from './describe.js';
+export { modelEntry, type ModelEntry } from './entry.js';

@@ -1,0 +1,132 @@
+import { readFileSync } from 'node:fs';
+import { parseUsd } from '../billing/index.js';
+import { ConfigError, type Config } from '../config.js';
+import { makeCatalog } from './catalog.js';
+import { DEFAULT_MODELS } from './models/index.js';
+import type { Catalog, ModelDef, PriceRule, Route } from './types.js';
+
+/**
+ * The operator's catalog file (GENGATE_CATALOG): per model, `enabled`, extra `aliases`, `price`
+ * (a USD amount for flat prices, or an object of tiers such as {"720p": "0.30"}),
+ * `price_with_client_video` (tiers) and `routes`. Input schemas stay code; the file only edits data.
+ * Anything unknown or wrong stops the start with a message naming the file, the model and the field.
+ */
+
+/** Backends a route may name; the upstream issue adds its kinds here. */
+export const BACKEND_KINDS: readonly string[] = ['local'];
+
+const MODEL_KEYS = ['enabled', 'aliases', 'price', 'price_with_client_video', 'routes'];
+const ALIAS = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,99}$/;
+
+type Json = Record<string, unknown>;
+
+function isObject(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Builds the catalog from the defaults and an already parsed override object; throws ConfigError naming the field. */
+export function buildCatalog(overrides: unknown = {}, source = 'catalog overrides'): Catalog {
+  const fail = (where: string, why: string) => new ConfigError(`${source}: ${where}: ${why}`);
+  if (!isObject(overrides)) throw fail('(top level)', 'must be a JSON object like {"models": {...}}');
+  for (const key of Object.keys(overrides)) {
+    if (key !== 'models') throw fail(key, 'unknown key; the file has one key, "models"');
+  }
+  const edits = overrides.models ?? {};
+  if (!isObject(edits)) throw fail('models', 'must be an object keyed by model id');
+  const defaults = makeCatalog(DEFAULT_MODELS, source);
+  const changed = new Map<string, ModelDef>();
+  for (const [name, edit] of Object.entries(edits)) {
+    const at = `models.${JSON.stringify(name)}`;
+    const model = defaults.find(name);
+    if (!model) throw fail(at, `unknown model; known: ${DEFAULT_MODELS.map((m) => m.id).join(', ')}`);
+    if (changed.has(model.id)) throw fail(at, `${model.id} is edited twice (by id and by alias)`);
+    if (!isObject(edit)) throw fail(at, 'must be an object');
+    changed.set(model.id, applyEdit(model, edit, at, fail));
+  }
+  return makeCatalog(DEFAULT_MODELS.map((m) => changed.get(m.id) ?? m), source);
+}
+
+function applyEdit(model: ModelDef, edit: Json, at: string, fail: (where: string, why: string) => ConfigError): ModelDef {
+  for (const key of Object.keys(edit)) {
+    if (!MODEL_KEYS.includes(key)) throw fail(`${at}.${key}`, `unknown field; fields: ${MODEL_KEYS.join(', ')}`);
+  }
+  let { enabled, aliases, price, routes } = model;
+  if (edit.enabled !== undefined) {
+    if (typeof edit.enabled !== 'boolean') throw fail(`${at}.enabled`, `must be true or false (got ${JSON.stringify(edit.enabled)})`);
+    enabled = edit.enabled;
+  }
+  if (edit.aliases !== undefined) {
+    if (!Array.isArray(edit.aliases)) throw fail(`${at}.aliases`, 'must be a list of names');
+    edit.aliases.forEach((a, i) => {
+      if (typeof a !== 'string' || !ALIAS.test(a)) {
+        throw fail(`${at}.aliases[${i}]`, `must be a name of letters, digits and . _ : / - (got ${JSON.stringify(a)})`);
+      }
+    });
+    aliases = [...new Set([...aliases, ...(edit.aliases as string[])])];
+  }
+  if (edit.price !== undefined) price = { ...price, rates: tiers(price.rates, edit.price, `${at}.price`, price, fail) };
+  if (edit.price_with_client_video !== undefined) {
+    if (!price.withVideo) throw fail(`${at}.price_with_client_video`, `${model.id} takes no client video`);
+    price = { ...price, withVideo: tiers(price.withVideo, edit.price_with_client_video, `${at}.price_with_client_video`, price, fail) };
+  }
+  if (edit.routes !== undefined) routes = parseRoutes(edit.routes, `${at}.routes`, fail);
+  return { ...model, enabled, aliases, price, routes };
+}
+
+/** Merges overridden amounts into a rate table; the tiers must be the model's own. */
+function tiers(
+  current: Readonly<Record<string, number>>,
+  given: unknown,
+  at: string,
+  rule: PriceRule,
+  fail: (where: string, why: string) => ConfigError,
+): Record<string, number> {
+  const amount = (v: unknown, where: string) => {
+    const micros = parseUsd(v);
+    if (micros === null) throw fail(where, `must be a USD amount such as "0.125" (got ${JSON.stringify(v)})`);
+    return micros;
+  };
+  const names = Object.keys(current);
+  if (!rule.by) {
+    if (isObject(given)) throw fail(at, 'this model has one flat price; give a USD amount such as "0.025"');
+    return { '*': amount(given, at) };
+  }
+  if (!isObject(given)) throw fail(at, `must be an object of ${rule.by} tiers (${names.join(', ')}) to USD amounts`);
+  const out = { ...current };
+  for (const [tier, v] of Object.entries(given)) {
+    if (!names.includes(tier)) throw fail(`${at}.${tier}`, `unknown ${rule.by} tier; tiers: ${names.join(', ')}`);
+    out[tier] = amount(v, `${at}.${tier}`);
+  }
+  return out;
+}
+
+function parseRoutes(given: unknown, at: string, fail: (where: string, why: string) => ConfigError): Route[] {
+  if (!Array.isArray(given) || given.length === 0) throw fail(at, 'must be a non-empty list like [{"backend": "local"}]');
+  return given.map((r, i) => {
+    if (!isObject(r) || typeof r.backend !== 'string' || !BACKEND_KINDS.includes(r.backend)) {
+      throw fail(`${at}[${i}].backend`, `must be one of ${BACKEND_KINDS.join(', ')} (got ${JSON.stringify(isObject(r) ? r.backend : r)})`);
+    }
+    const extra = Object.keys(r).find((k) => k !== 'backend');
+    if (extra) throw fail(`${at}[${i}].${extra}`, 'unknown field; a route has "backend"');
+    return { backend: r.backend };
+  });
+}
+
+/** Loads the catalog at start: defaults, plus the GENGATE_CATALOG file when set. Throws ConfigError naming the file. */
+export function loadCatalog(config: Pick<Config, 'GENGATE_CATALOG'>): Catalog {
+  const file = config.GENGATE_CATALOG;
+  if (!file) return buildCatalog({}, 'catalog');
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new ConfigError(`GENGATE_CATALOG: cannot read ${file} (${(e as Error).message})`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    throw new ConfigError(`GENGATE_CATALOG: ${file} is not valid JSON (${(e as Error).message})`);
+  }
+  return buildCatalog(parsed, `GENGATE_CATALOG ${file}`);
+}

@@ -1,0 +1,142 @@
+import type { z } from 'zod';
+import type { LinkOptions } from './links.js';
+
+export type ModelKind = 'image' | 'video' | 'music';
+export type MediaKind = 'image' | 'video' | 'audio';
+
+/** Where a value sits, for refusal messages: the path as the client wrote it and the model id. */
+export interface Where {
+  path: string;
+  model: string;
+  /** Settings of the running service that link checks need (the upload address). */
+  links?: LinkOptions;
+}
+
+/** One input field: how a sent value is read, its default, and its zod schema (of the normalised value). */
+export interface FieldDef {
+  /** The phrase after "must be" that names the allowed values, e.g. `one of "480p", "720p"`. */
+  readonly allowed: string;
+  /** Reads a sent value (never null/empty) into its normalised form, or throws an AppError naming the field. */
+  read(value: unknown, where: Where): unknown;
+  /** Filled in when the field is not sent. */
+  readonly default?: unknown;
+  /** Schema of the normalised value; drives the JSON Schema of `/models` and docs/models.md. */
+  readonly schema: z.ZodType;
+  readonly description: string;
+}
+
+/** Limits of a kind of reference clip (video or audio). */
+export interface ClipLimits {
+  readonly max: number;
+  readonly totalSeconds: number;
+  /** Per-clip length range; audio has none beyond the total. */
+  readonly clipSeconds?: { readonly min: number; readonly max: number };
+  readonly formats: readonly string[];
+  readonly uploadMb: number;
+}
+
+/** Limits of reference photos. */
+export interface ImageLimits {
+  /** The input field holding the photo links (`image_urls` on video models, `image_input` on image models). */
+  readonly field: string;
+  readonly min: number;
+  readonly max: number;
+  /** Formats of upload links; public https links may also use `linkFormats`. */
+  readonly formats: readonly string[];
+  readonly linkFormats: readonly string[];
+  /** Whether `asset://` identifiers are accepted. */
+  readonly assets: boolean;
+  readonly uploadMb: number;
+}
+
+export interface MediaLimits {
+  readonly images?: ImageLimits;
+  /** Whether first_frame_url / last_frame_url exist. */
+  readonly frames?: boolean;
+  readonly videos?: ClipLimits;
+  /** `alone`: audio without any photo or video is allowed. */
+  readonly audios?: ClipLimits & { readonly alone: boolean };
+}
+
+/**
+ * How a model is priced. Rates are integer micro-USD per unit, keyed by the value of the input field
+ * `by` ('*' when flat). `withVideo` are the per-second rates when the client supplies video.
+ */
+export interface PriceRule {
+  readonly unit: 'second' | 'image' | 'run';
+  readonly by?: 'resolution' | 'quality';
+  readonly rates: Readonly<Record<string, number>>;
+  readonly withVideo?: Readonly<Record<string, number>>;
+  /** Values priced like another value (quality `auto` is priced as `medium`). */
+  readonly sameAs?: Readonly<Record<string, string>>;
+}
+
+/** Draft flow settings of a model that has `draft` / `draft_task_id`. */
+export interface DraftRules {
+  readonly resolution: string;
+  readonly finalResolution: string;
+  readonly keepDays: number;
+  /** The only fields a draft final may send besides draft_task_id. */
+  readonly finalMayChange: readonly string[];
+}
+
+/** Which generation backend renders a model; the first route is tried first. */
+export interface Route {
+  readonly backend: string;
+}
+
+/** What cross-field rules see: the model, which fields the client actually sent, and a path maker. */
+export interface RuleContext {
+  readonly model: ModelDef;
+  readonly sent: ReadonlySet<string>;
+  /** The path of a field as the client wrote it (an alias stays an alias). */
+  where(field: string): Where;
+}
+
+/** A rule over the normalised input that throws an AppError when fields do not go together; `note` says it in words for docs. */
+export interface Rule {
+  readonly note: string;
+  check(input: Record<string, unknown>, ctx: RuleContext): void;
+}
+
+/** One model of the catalog: everything validation, pricing, docs and routing need. */
+export interface ModelDef {
+  readonly id: string;
+  readonly aliases: readonly string[];
+  readonly kind: ModelKind;
+  readonly title: string;
+  readonly summary: string;
+  /** Input fields in documentation order. */
+  readonly fields: ReadonlyMap<string, FieldDef>;
+  readonly rules: readonly Rule[];
+  readonly media: MediaLimits;
+  readonly price: PriceRule;
+  /** Seconds charged at creation when `duration` is automatic; absent when the model has no automatic length. */
+  readonly autoLengthSeconds?: number;
+  readonly draft?: DraftRules;
+  /** Extra words for refusals of unknown fields, e.g. where to put a photo instead. */
+  readonly hints: Readonly<Record<string, string>>;
+  readonly enabled: boolean;
+  readonly routes: readonly Route[];
+}
+
+/** The catalog in use: the default models with the operator's overrides applied. */
+export interface Catalog {
+  readonly models: readonly ModelDef[];
+  /** Finds a model by canonical id or alias. */
+  find(name: string): ModelDef | undefined;
+}
+
+/**
+ * Facts about one supplied media link, as the upload service knows them: its kind and format
+ * (sniffed from the bytes) and, for video and audio, its whole seconds (DECISIONS §5). The
+ * calculator passes fractional seconds.
+ */
+export interface MediaFact {
+  readonly kind?: MediaKind;
+  readonly format?: string;
+  readonly seconds?: number;
+}
+
+/** Media facts keyed by the link exactly as it appears in the input. */
+export type MediaFacts = Readonly<Record<string, MediaFact>>;
