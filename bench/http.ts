@@ -8,6 +8,18 @@ export interface HttpResult {
   reqPerSec: number;
   p99Ms: number;
   non2xx: number;
+  /** CPU time the server process spent per request: steadier than req/s when the machine is busy. */
+  cpuUsPerReq?: number;
+}
+
+/** User + system CPU milliseconds used so far by a process (Linux /proc; clock ticks are 10 ms). */
+function cpuMs(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -30,7 +42,14 @@ export async function startProcess(args: string[], env: Record<string, string>, 
 }
 
 /** Runs autocannon against one URL and returns req/s, p99 and the count of non-2xx answers. */
-export async function measure(name: string, url: string, opts: { headers?: Record<string, string>; seconds: number; connections: number }): Promise<HttpResult> {
+export async function measure(
+  name: string,
+  url: string,
+  opts: { headers?: Record<string, string>; seconds: number; connections: number; pid?: number },
+): Promise<HttpResult> {
+  const before = opts.pid ? cpuMs(opts.pid) : undefined;
   const r = await autocannon({ url, headers: opts.headers, duration: opts.seconds, connections: opts.connections });
-  return { name, reqPerSec: Math.round(r.requests.average), p99Ms: r.latency.p99, non2xx: r.non2xx };
+  const after = opts.pid ? cpuMs(opts.pid) : undefined;
+  const cpuUsPerReq = before !== undefined && after !== undefined && r.requests.total > 0 ? Math.round(((after - before) * 1000) / r.requests.total) : undefined;
+  return { name, reqPerSec: Math.round(r.requests.average), p99Ms: r.latency.p99, non2xx: r.non2xx, cpuUsPerReq };
 }

@@ -3,6 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'nod
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { measure, startProcess, type HttpResult } from './http.js';
+import { benchValidate } from './validate.js';
+import { benchProbe } from './probe.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
@@ -10,6 +12,7 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
 /** Each HTTP target with the minimum ratio to the bare server that its issue sets. */
 const targets: Array<{ name: string; path: string; auth: boolean; minRatio: number }> = [
   { name: 'GET /api/v1/user/balance', path: '/api/v1/user/balance', auth: true, minRatio: 0.5 },
+  { name: 'GET /v1/pricing/calculate', path: '/v1/pricing/calculate?model=seedance-2.5&duration=10&reference_video_seconds=4.5', auth: false, minRatio: 0.6 },
 ];
 
 function headersOf(t: { auth: boolean }): Record<string, string> | undefined {
@@ -37,8 +40,8 @@ try {
   const samples = new Map<string, HttpResult[]>();
   const add = (r: HttpResult) => samples.set(r.name, [...(samples.get(r.name) ?? []), r]);
   for (let i = 0; i < rounds; i++) {
-    add(await measure('bare Fastify hello-world', `${bare.url}/`, { seconds, connections }));
-    for (const t of targets) add(await measure(t.name, gengate.url + t.path, { headers: headersOf(t), seconds, connections }));
+    add(await measure('bare Fastify hello-world', `${bare.url}/`, { seconds, connections, pid: bare.child.pid }));
+    for (const t of targets) add(await measure(t.name, gengate.url + t.path, { headers: headersOf(t), seconds, connections, pid: gengate.child.pid }));
   }
   const base = median(samples.get('bare Fastify hello-world')!);
   results.push(base);
@@ -53,19 +56,32 @@ try {
   rmSync(dataDir, { recursive: true, force: true });
 }
 
+// Micro-benchmarks with their own limits (median milliseconds).
+const micro: Array<{ name: string; medianMs: number; maxMs: number; pass: boolean }> = [];
+for (const [run, maxMs] of [
+  [benchValidate, 1],
+  [benchProbe, 200],
+] as const) {
+  const r = await run();
+  micro.push({ ...r, maxMs, pass: r.medianMs < maxMs });
+}
+
 console.log(`\nconnections=${connections}, ${seconds}s per target and round, median of ${process.env.BENCH_ROUNDS ?? 3} rounds, node ${process.version}\n`);
-console.log('target'.padEnd(36), 'req/s'.padStart(9), 'p99 ms'.padStart(8), 'ratio'.padStart(7), 'min'.padStart(5), ' result');
+console.log('target'.padEnd(36), 'req/s'.padStart(9), 'p99 ms'.padStart(8), 'cpu µs/req'.padStart(11), 'ratio'.padStart(7), 'min'.padStart(5), ' result');
 for (const r of results) {
   console.log(
     r.name.padEnd(36),
     String(r.reqPerSec).padStart(9),
     String(r.p99Ms).padStart(8),
+    String(r.cpuUsPerReq ?? '-').padStart(11),
     (r.ratio === undefined ? '1' : String(r.ratio)).padStart(7),
     (r.minRatio === undefined ? '' : String(r.minRatio)).padStart(5),
     r.pass === undefined ? ' baseline' : r.pass ? ' PASS' : ' FAIL',
   );
 }
+console.log('');
+for (const m of micro) console.log(m.name.padEnd(60), `median ${m.medianMs.toFixed(3)} ms`.padStart(20), `(limit ${m.maxMs} ms)`, m.pass ? 'PASS' : 'FAIL');
 mkdirSync('bench/results', { recursive: true });
-writeFileSync('bench/results/latest.json', `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds, connections, http: results }, null, 2)}\n`);
+writeFileSync('bench/results/latest.json', `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds, connections, http: results, micro }, null, 2)}\n`);
 console.log('\nwritten bench/results/latest.json');
-process.exit(results.every((r) => r.pass !== false) ? 0 : 1);
+process.exit(results.every((r) => r.pass !== false) && micro.every((m) => m.pass) ? 0 : 1);

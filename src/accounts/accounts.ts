@@ -7,6 +7,7 @@ import { Errors } from '../errors.js';
 import { formatUsd } from '../billing/money.js';
 import { randomId } from '../ids.js';
 import { insertKey, keyView, SCOPES, type KeyView, type Scope } from './keys.js';
+import { precompile } from '../store/prepared.js';
 
 /** What an operator sees of an account. */
 export interface AccountView {
@@ -43,11 +44,22 @@ export function checkScopes(scopes: string[]): Scope[] {
 
 /** Operator operations on accounts and keys; the CLI and the admin API both call these. */
 export class Accounts {
+  private readonly readBalance;
+
   constructor(
     private readonly database: Database,
     private readonly ledger: Ledger,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    const { db } = database;
+    this.readBalance = precompile(db, 1, (id) => db.selectFrom('accounts').select('balance_micros').where('id', '=', id));
+  }
+
+  /** The committed balance in micro-USD (0 for an unknown account); the hot path of GET /user/balance. */
+  async balanceMicros(accountId: string): Promise<number> {
+    const [row] = await this.readBalance(accountId);
+    return row ? Number(row.balance_micros) : 0;
+  }
 
   /** Creates an account with an optional opening balance and a first key (its secret is returned once). */
   async create(name: string, balanceMicros = 0): Promise<{ account: AccountView; apiKey: string; key: KeyView }> {

@@ -1,7 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB, LedgerKind } from '../store/schema.js';
 import type { Clock } from '../clock.js';
-import { precompile } from '../store/prepared.js';
 
 export type ChargeResult =
   | { ok: true; balanceAfter: number }
@@ -27,8 +26,6 @@ export interface LedgerEntry {
  * and serialises concurrent writers on the account row), then the entry.
  */
 export class Ledger {
-  private readonly balanceQueries = new WeakMap<Kysely<DB>, (id: string) => Promise<Array<{ balance_micros: number }>>>();
-
   constructor(private readonly clock: Clock) {}
 
   /** Takes `amount` from the account if the balance covers it; otherwise reports balance and required. */
@@ -89,12 +86,7 @@ export class Ledger {
 
   /** Current balance in micro-USD, or null if there is no such account. */
   async balance(db: Kysely<DB>, accountId: string): Promise<number | null> {
-    let read = this.balanceQueries.get(db);
-    if (!read) {
-      read = precompile(db, 1, (id) => db.selectFrom('accounts').select('balance_micros').where('id', '=', id));
-      this.balanceQueries.set(db, read);
-    }
-    const [row] = await read(accountId);
+    const row = await db.selectFrom('accounts').select('balance_micros').where('id', '=', accountId).executeTakeFirst();
     return row ? Number(row.balance_micros) : null;
   }
 

@@ -4,6 +4,7 @@ import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DB } from './schema.js';
+import { registerFastReader } from './prepared.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -42,6 +43,14 @@ function withStatementCache(conn: SqliteDatabase.Database, max = 500) {
   };
 }
 
+/** A read-only side connection for precompiled hot reads (WAL lets it read while the main one writes). */
+function openReader(file: string) {
+  const conn = new SqliteDatabase(file, { readonly: true, fileMustExist: true });
+  conn.pragma('busy_timeout = 10000');
+  const cached = withStatementCache(conn);
+  return { conn, read: (text: string, params: readonly unknown[]) => cached.prepare(text).all(...params) };
+}
+
 function openSqlite(file: string): Database {
   if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const conn = new SqliteDatabase(file);
@@ -50,6 +59,8 @@ function openSqlite(file: string): Database {
   conn.pragma('busy_timeout = 10000');
   conn.pragma('foreign_keys = ON');
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(conn) }) });
+  const reader = file === ':memory:' ? undefined : openReader(file);
+  if (reader) registerFastReader(db, reader.read);
   return {
     db,
     dialect: 'sqlite',
@@ -66,7 +77,10 @@ function openSqlite(file: string): Database {
         }
       }),
     lock: async () => {},
-    close: () => db.destroy(),
+    close: async () => {
+      reader?.conn.close();
+      await db.destroy();
+    },
   };
 }
 

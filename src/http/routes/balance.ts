@@ -8,7 +8,7 @@ import { principalOf, requireKey } from '../auth.js';
 export function registerBalanceRoutes(app: FastifyInstance, services: Services) {
   app.get('/api/v1/user/balance', { preHandler: requireKey(services, 'balance:read') }, async (req) => {
     const { accountId } = principalOf(req);
-    const micros = (await services.ledger.balance(services.database.db, accountId)) ?? 0;
+    const micros = await services.accounts.balanceMicros(accountId);
     return ok({ balance: formatUsd(micros, 4), currency: 'USD', balanceRub: toRub(micros, services.config.USD_RUB_RATE) });
   });
 }
