@@ -27,7 +27,7 @@ function median(rs: HttpResult[]): HttpResult {
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'gengate-bench-'));
 const bare = await startProcess(['bench/bare-server.ts'], {}, path.join(dataDir, 'bare.log'));
-const gengate = await startProcess(['src/main.ts', 'serve'], { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info' }, path.join(dataDir, 'gengate.log'));
+const gengate = await startProcess(['src/main.ts', 'serve'], { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', RATE_LIMIT_READ: '1000000000', RATE_LIMIT_PUBLIC: '1000000000' }, path.join(dataDir, 'gengate.log'));
 const key = readFileSync(path.join(dataDir, 'first-api-key.txt'), 'utf8').trim();
 
 const results: Array<HttpResult & { ratio?: number; minRatio?: number; pass?: boolean }> = [];

@@ -3,8 +3,14 @@ import { openDatabase, type Database } from './store/db.js';
 import { migrate } from './store/migrate.js';
 import { Ledger } from './billing/index.js';
 import { Accounts, Authenticator } from './accounts/index.js';
+import { RateLimits } from './limits/index.js';
+import { Redis } from 'ioredis';
 import { systemClock, type Clock } from './clock.js';
 import { loadCatalog, type Catalog } from './catalog/index.js';
+import path from 'node:path';
+import { DiskBlobStore, Files, UploadFacts, type BlobStore, type MediaFactsResolver } from './files/index.js';
+import { LocalBackend, type Backend } from './backends/index.js';
+import { Engine, Tasks } from './tasks/index.js';
 
 /** Everything the routes, the CLI and the engine use; built in one place from the settings. */
 export interface Services {
@@ -14,12 +20,23 @@ export interface Services {
   ledger: Ledger;
   accounts: Accounts;
   auth: Authenticator;
+  limits: RateLimits;
+  /** Shared Redis connection when REDIS_URL is set (rate limits, wake-ups). */
+  redis: Redis | null;
   catalog: Catalog;
+  files: Files;
+  facts: MediaFactsResolver;
+  tasks: Tasks;
+  /** The worker loop; `gengate serve` starts it (RUN_ENGINE), tests may start it or call tick(). */
+  engine: Engine;
   close(): Promise<void>;
 }
 
 /** The one place that picks implementations (database dialect, clock, ...) and runs migrations. */
-export async function buildServices(config: Config, opts: { clock?: Clock } = {}): Promise<Services> {
+export async function buildServices(
+  config: Config,
+  opts: { clock?: Clock; backends?: Record<string, Backend>; blobs?: BlobStore } = {},
+): Promise<Services> {
   const clock = opts.clock ?? systemClock;
   const catalog = loadCatalog(config); // before the database: a bad catalog file stops the start at once
   const database = openDatabase(config.DATABASE_URL);
@@ -32,6 +49,33 @@ export async function buildServices(config: Config, opts: { clock?: Clock } = {}
   const ledger = new Ledger(clock);
   const accounts = new Accounts(database, ledger, clock);
   const auth = new Authenticator(database, clock);
+  // Without an offline queue a command fails at once while Redis is down, so the limiter's
+  // in-memory stand-in answers instead of requests hanging.
+  const redis = config.REDIS_URL ? new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 }) : null;
+  redis?.on('error', () => {});
+  if (redis) await waitReady(redis, 5_000);
+  const limits = new RateLimits(config.RATE_LIMIT_WINDOW_SECONDS, redis ?? undefined);
+  const files = new Files(database, opts.blobs ?? new DiskBlobStore(path.join(config.DATA_DIR, 'files')), clock, config.PUBLIC_BASE_URL);
+  const facts = new UploadFacts(database, clock, config.PUBLIC_BASE_URL);
+  const tasks = new Tasks(database, ledger, catalog, clock, facts, files, config);
+  const local = new LocalBackend(clock, {
+    queueMs: config.LOCAL_QUEUE_MS,
+    generateMs: config.LOCAL_GENERATE_MS,
+    fail: config.LOCAL_FAIL,
+    cacheDir: path.join(config.DATA_DIR, 'render-cache'),
+  });
+  const engine = new Engine({
+    database, ledger, catalog, clock, files, signals: tasks.signals,
+    backends: new Map(Object.entries({ local, ...opts.backends })),
+    settings: {
+      pollMs: config.ENGINE_POLL_MS,
+      leaseMs: config.ENGINE_LEASE_MS,
+      maxAttempts: config.ENGINE_MAX_ATTEMPTS,
+      retryMs: config.ENGINE_RETRY_MS,
+      callTimeoutMs: config.BACKEND_CALL_TIMEOUT_MS,
+      concurrency: config.ENGINE_CONCURRENCY,
+    },
+  });
   return {
     config,
     clock,
@@ -39,7 +83,31 @@ export async function buildServices(config: Config, opts: { clock?: Clock } = {}
     ledger,
     accounts,
     auth,
+    limits,
+    redis,
     catalog,
-    close: () => database.close(),
+    files,
+    facts,
+    tasks,
+    engine,
+    close: async () => {
+      await engine.stop();
+      await database.close();
+      redis?.disconnect();
+    },
   };
+}
+
+/** Waits for a Redis connection up to `ms`; carries on without it (the limiter covers for it). */
+function waitReady(redis: Redis, ms: number): Promise<void> {
+  if (redis.status === 'ready') return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      redis.off('ready', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    redis.once('ready', done);
+  });
 }

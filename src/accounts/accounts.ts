@@ -17,6 +17,8 @@ export interface AccountView {
   balance: string;
   balanceMicros: number;
   createdAt: string;
+  /** Per-key rate limits of this account's keys per window; null means the configured default. */
+  limits: { write: number | null; read: number | null };
   /** Only in `create` and `show`: the secret that signs this account's callbacks. */
   webhookSecret?: string;
 }
@@ -29,6 +31,7 @@ export function accountView(row: AccountsTable): AccountView {
     balance: formatUsd(Number(row.balance_micros), 4),
     balanceMicros: Number(row.balance_micros),
     createdAt: new Date(Number(row.created_at)).toISOString(),
+    limits: { write: row.rate_write_limit ?? null, read: row.rate_read_limit ?? null },
   };
 }
 
@@ -107,6 +110,23 @@ export class Accounts {
     return this.database.tx(async (trx) => {
       await this.row(trx, id);
       await trx.updateTable('accounts').set({ status }).where('id', '=', id).execute();
+      return accountView(await this.row(trx, id));
+    });
+  }
+
+  /** Sets the account's own per-key rate limits; null restores the configured default. */
+  async setLimits(id: string, limits: { write?: number | null; read?: number | null }): Promise<AccountView> {
+    for (const [name, v] of Object.entries(limits)) {
+      if (v !== null && v !== undefined && !(Number.isInteger(v) && v >= 1 && v <= 1_000_000_000)) {
+        throw Errors.invalid(`${name} must be a whole number of requests from 1 to 1000000000, or null for the default (got ${JSON.stringify(v)})`);
+      }
+    }
+    return this.database.tx(async (trx) => {
+      await this.row(trx, id);
+      const set: { rate_write_limit?: number | null; rate_read_limit?: number | null } = {};
+      if (limits.write !== undefined) set.rate_write_limit = limits.write;
+      if (limits.read !== undefined) set.rate_read_limit = limits.read;
+      if (Object.keys(set).length) await trx.updateTable('accounts').set(set).where('id', '=', id).execute();
       return accountView(await this.row(trx, id));
     });
   }

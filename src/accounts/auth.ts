@@ -10,6 +10,8 @@ export interface Principal {
   keyId: string;
   scopes: Scope[] | null;
   models: string[] | null;
+  /** The account's own per-key rate limits (null: the configured default). */
+  limits: { write: number | null; read: number | null };
 }
 
 const BEARER = /^Bearer +([A-Za-z0-9_-]{1,200}) *$/;
@@ -32,7 +34,16 @@ export class Authenticator {
       database.db
         .selectFrom('api_keys')
         .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
-        .select(['api_keys.id', 'api_keys.account_id', 'api_keys.scopes', 'api_keys.models', 'api_keys.revoked_at', 'accounts.status'])
+        .select([
+          'api_keys.id',
+          'api_keys.account_id',
+          'api_keys.scopes',
+          'api_keys.models',
+          'api_keys.revoked_at',
+          'accounts.status',
+          'accounts.rate_write_limit',
+          'accounts.rate_read_limit',
+        ])
         .where('api_keys.hash', '=', hash),
     );
   }
@@ -52,7 +63,13 @@ export class Authenticator {
       throw Errors.forbidden(`this API key lacks the scope ${scope} (it has: ${scopes.join(', ')})`);
     }
     this.touch(row.id);
-    return { accountId: row.account_id, keyId: row.id, scopes, models: row.models ? (JSON.parse(row.models) as string[]) : null };
+    return {
+      accountId: row.account_id,
+      keyId: row.id,
+      scopes,
+      models: row.models ? (JSON.parse(row.models) as string[]) : null,
+      limits: { write: row.rate_write_limit, read: row.rate_read_limit },
+    };
   }
 
   /** Records last use at most once a minute per key per process, off the request's path. */

@@ -13,6 +13,13 @@ function usd(value: string, flag: string): number {
   return micros;
 }
 
+function limitValue(value: string | undefined, flag: string): number | null | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'default') return null;
+  if (!/^\d+$/.test(value)) throw Errors.invalid(`${flag} must be a whole number of requests or "default" (got ${JSON.stringify(value)})`);
+  return Number(value);
+}
+
 const list = (v: string | undefined) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : undefined);
 const accountLine = (a: AccountView) => `${a.id}  ${a.status.padEnd(8)}  ${a.balance.padStart(12)} USD  ${a.name}`;
 const keyLine = (k: KeyView) =>
@@ -67,6 +74,19 @@ export function addAdminCommands(program: Command, run: Run, out: Out) {
       run(async (s) => {
         const a = await s.accounts.topup(id, usd(o.amount, '--amount'), o.note);
         print(o.json, { account: a }, accountLine(a));
+      }),
+    );
+
+  account
+    .command('limits <id>')
+    .description("set the per-key rate limits of the account's keys ('default' restores the setting)")
+    .option('--write <n>', 'createTask + upload requests per window')
+    .option('--read <n>', 'recordInfo + list + balance requests per window')
+    .option('--json', 'print JSON')
+    .action((id: string, o) =>
+      run(async (s) => {
+        const a = await s.accounts.setLimits(id, { write: limitValue(o.write, '--write'), read: limitValue(o.read, '--read') });
+        print(o.json, { account: a }, `${accountLine(a)}  limits write=${a.limits.write ?? 'default'} read=${a.limits.read ?? 'default'}`);
       }),
     );
 

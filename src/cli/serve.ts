@@ -9,6 +9,7 @@ export async function serve(config: Config): Promise<void> {
   if (config.FIRST_RUN_ACCOUNT) await firstRun(services, (line) => process.stdout.write(`${line}\n`));
   const app = buildApp(services);
   await app.listen({ port: config.PORT, host: config.HOST });
+  if (config.RUN_ENGINE) services.engine.start(app.log);
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   process.stdout.write(`GenGate listening on http://${config.HOST}:${port} (database: ${services.database.dialect}, data: ${config.DATA_DIR})\n`);

@@ -54,6 +54,7 @@ export function buildApp(services: Services, opts: { logStream?: NodeJS.Writable
     logger: { level: config.LOG_LEVEL, redact: { paths: REDACT, censor: '[redacted]' }, stream: opts.logStream ?? stdoutLog() },
     bodyLimit: config.BODY_LIMIT_BYTES,
     requestIdHeader: false,
+    trustProxy: config.TRUST_PROXY,
     logController: new OneLineLog({ requestIdLogLabel: 'requestId' }),
     genReqId: (req) => {
       const given = req.headers['x-request-id'];

@@ -1,6 +1,7 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal, Scope } from '../accounts/index.js';
 import type { Services } from '../services.js';
+import { limitKey } from './limits.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -8,10 +9,12 @@ declare module 'fastify' {
   }
 }
 
-/** A preHandler that admits only a valid key with `scope` and sets request.principal. */
+/** A preHandler that admits only a valid key with `scope`, counts it against the key's rate limit and sets request.principal. */
 export function requireKey(services: Services, scope: Scope) {
-  return async (req: FastifyRequest) => {
-    req.principal = await services.auth.authenticate(req.headers.authorization, scope);
+  return async (req: FastifyRequest, reply: FastifyReply) => {
+    const principal = await services.auth.authenticate(req.headers.authorization, scope);
+    await limitKey(services, reply, principal, scope);
+    req.principal = principal;
   };
 }
 

@@ -8,6 +8,8 @@ export interface AccountsTable {
   webhook_secret: string;
   balance_micros: number;
   created_at: number;
+  rate_write_limit: number | null;
+  rate_read_limit: number | null;
 }
 
 export interface ApiKeysTable {
@@ -41,7 +43,99 @@ export interface MigrationsTable {
   applied_at: number;
 }
 
+export type TaskState = 'waiting' | 'queuing' | 'generating' | 'success' | 'fail';
+
+/** A task: what was asked, what was charged, where the engine is with it. Booleans are 0/1. */
+export interface TasksTable {
+  seq: Generated<number>;
+  id: string;
+  account_id: string;
+  model: string;
+  state: TaskState;
+  param: string;
+  input: string;
+  media: string | null;
+  callback_url: string | null;
+  price_micros: number;
+  final_micros: number;
+  auto_length: number;
+  is_draft: number;
+  progress: number;
+  result: string | null;
+  real_seconds: number | null;
+  fail_code: number | null;
+  fail_type: string | null;
+  fail_msg: string | null;
+  refunded: number;
+  files_expired: number;
+  files_expire_at: number | null;
+  backend: string;
+  backend_ref: string | null;
+  run_at: number;
+  deadline_at: number;
+  locked_until: number | null;
+  locked_by: string | null;
+  attempts: number;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+  completed_at: number | null;
+}
+
+export interface TaskEventsTable {
+  id: Generated<number>;
+  task_id: string;
+  from_state: TaskState | null;
+  to_state: TaskState;
+  detail: string;
+  at: number;
+}
+
+export interface IdempotencyKeysTable {
+  account_id: string;
+  key: string;
+  body_hash: string;
+  task_id: string;
+  created_at: number;
+}
+
+/** A stored file: a task result or (issue 5) an upload, with the media facts pricing needs. */
+export interface FilesTable {
+  id: string;
+  account_id: string;
+  task_id: string | null;
+  purpose: 'result' | 'upload';
+  name: string;
+  mime: string;
+  bytes: number;
+  blob_key: string;
+  kind: 'image' | 'video' | 'audio' | null;
+  format: string | null;
+  seconds: number | null;
+  created_at: number;
+  expires_at: number;
+  deleted_at: number | null;
+}
+
+export interface CallbacksTable {
+  task_id: string;
+  url: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  due_at: number | null;
+  last_attempt_at: number | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  delivered_at: number | null;
+  created_at: number;
+}
+
 export interface DB {
+  tasks: TasksTable;
+  task_events: TaskEventsTable;
+  idempotency_keys: IdempotencyKeysTable;
+  files: FilesTable;
+  callbacks: CallbacksTable;
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   ledger_entries: LedgerTable;

@@ -50,6 +50,17 @@ describe.each(dialects())('admin API on %s', (dialect) => {
     expect(lines[2]).toMatch(/,topup,1\.750000,7\.000000,,invoice 7$/);
   });
 
+  it('sets and clears per-account rate limits', async () => {
+    const { id } = await s.account(1);
+    const set = await admin('POST', `/accounts/${id}/limits`, { write: 50, read: 500 });
+    expect(set.body.data.limits).toEqual({ write: 50, read: 500 });
+    const cleared = await admin('POST', `/accounts/${id}/limits`, { write: null });
+    expect(cleared.body.data.limits).toEqual({ write: null, read: 500 });
+    const bad = await admin('POST', `/accounts/${id}/limits`, { read: 1.5 });
+    expect(bad.status).toBe(400);
+    expect(bad.body.msg).toMatch(/^read: .*\(got 1\.5\)$/);
+  });
+
   it('creates, lists and revokes keys', async () => {
     const { id } = await s.account(1);
     const made = await admin('POST', `/accounts/${id}/keys`, { scopes: ['tasks:read', 'balance:read'], models: ['suno-v6'] });

@@ -55,6 +55,9 @@ describe.each(dialects())('gengate CLI on %s', (dialect) => {
     const gone = await fetch(`${server.url}/api/v1/user/balance`, { headers: { authorization: `Bearer ${key.apiKey}` } });
     expect(gone.status).toBe(401);
 
+    const limits = JSON.parse((await gengate(['account', 'limits', account.id, '--write', '40', '--read', 'default', '--json'], env)).stdout);
+    expect(limits.account.limits).toEqual({ write: 40, read: null });
+
     const ledger = JSON.parse((await gengate(['ledger', '--account', account.id, '--json'], env)).stdout);
     expect(ledger.entries.map((e: { kind: string; amount: string }) => [e.kind, e.amount])).toEqual([
       ['topup', '3.500000'],
@@ -63,7 +66,7 @@ describe.each(dialects())('gengate CLI on %s', (dialect) => {
     const csv = (await gengate(['ledger', '--account', account.id, '--csv'], env)).stdout.trim().split('\n');
     expect(csv).toHaveLength(3);
     expect(csv[2]).toMatch(/,topup,1\.250000,4\.750000,,wire$/);
-  }, 60_000);
+  }, 180_000); // a dozen real CLI processes: slow on a busy 2-core machine
 
   it('reports errors on stderr with a non-zero exit', async () => {
     const bad = await gengate(['account', 'topup', 'acc_missing', '--amount', '1'], env);

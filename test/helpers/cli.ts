@@ -1,4 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { UNLIMITED } from './server.js';
 
 const BIN = 'bin/gengate.js';
 
@@ -14,7 +15,7 @@ export function gengate(args: string[], env: Record<string, string>): Promise<{ 
 
 /** Starts `gengate serve` and waits for its "listening" line; returns the process, its URL and everything it printed. */
 export async function spawnServe(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-  const child = spawn(process.execPath, [BIN, 'serve'], { env: { ...process.env, LOG_LEVEL: 'warn', PORT: '0', ...env } });
+  const child = spawn(process.execPath, [BIN, 'serve'], { env: { ...process.env, LOG_LEVEL: 'warn', PORT: '0', ...UNLIMITED, ...env } });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
@@ -36,7 +37,8 @@ export async function spawnServe(env: Record<string, string>): Promise<{ child: 
 /** Stops a spawned server and waits for it to exit. */
 export function stop(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
   return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve(child.exitCode);
+    // A child killed by a signal has exitCode null but signalCode set: it is gone too.
+    if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
     child.once('exit', (code) => resolve(code));
     child.kill(signal);
   });

@@ -5,6 +5,9 @@ import { buildApp } from '../../src/http/app.js';
 import { MICROS_PER_USD } from '../../src/billing/index.js';
 import { createTestDb, type TestDb } from './db.js';
 
+/** Tests that are not about rate limits must not trip them; the limit tests set their own. */
+export const UNLIMITED = { RATE_LIMIT_WRITE: '1000000', RATE_LIMIT_READ: '1000000', RATE_LIMIT_PUBLIC: '1000000' };
+
 /** A running GenGate on a loopback port over a fresh database, with helpers to call it. */
 export interface TestServer {
   url: string;
@@ -23,13 +26,14 @@ export interface TestServer {
 export async function startServer(
   dialect: 'sqlite' | 'postgres',
   env: Record<string, string> = {},
-  before?: (app: FastifyInstance) => void,
+  before?: (app: FastifyInstance, services: Services) => void,
+  opts: Parameters<typeof buildServices>[1] = {},
 ): Promise<TestServer> {
   const db = await createTestDb(dialect);
-  const config = loadConfig({ DATA_DIR: db.dir, DATABASE_URL: db.url, LOG_LEVEL: 'silent', PORT: '0', ...env });
-  const services = await buildServices(config);
+  const config = loadConfig({ DATA_DIR: db.dir, DATABASE_URL: db.url, LOG_LEVEL: 'silent', PORT: '0', ...UNLIMITED, ...env });
+  const services = await buildServices(config, opts);
   const app = buildApp(services);
-  before?.(app);
+  before?.(app, services);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;

@@ -11,6 +11,8 @@ const usd = z.union([z.string(), z.number()]).refine((v) => parseUsd(v) !== null
 const createAccountBody = z.object({ name: z.string().min(1).max(200), balance: usd.optional() }).strict();
 const topupBody = z.object({ amount: usd, note: z.string().max(500).optional() }).strict();
 const createKeyBody = z.object({ scopes: z.array(z.string()).optional(), models: z.array(z.string()).optional() }).strict();
+const limit = z.number().int().min(1).max(1_000_000_000).nullable();
+const limitsBody = z.object({ write: limit.optional(), read: limit.optional() }).strict();
 const idParams = z.object({ id: z.string().min(1).max(100) });
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
@@ -43,6 +45,7 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services) {
       const body = parseWith(topupBody, req.body, '');
       return ok(await accounts.topup(id(req), parseUsd(body.amount)!, body.note ?? ''));
     });
+    admin.post('/accounts/:id/limits', async (req) => ok(await accounts.setLimits(id(req), parseWith(limitsBody, req.body, ''))));
     admin.post('/accounts/:id/keys', async (req) => ok(await accounts.createKey(id(req), parseWith(createKeyBody, req.body, ''))));
     admin.get('/accounts/:id/keys', async (req) => ok(await accounts.listKeys(id(req))));
     admin.post('/keys/:id/revoke', async (req) => ok(await accounts.revokeKey(id(req))));

@@ -2,11 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services.js';
 import { modelEntry } from '../../catalog/index.js';
 import { ok } from '../envelope.js';
+import { limitPublic } from '../limits.js';
 
 /** GET /api/v1/models (no key): envelope, `data` = every catalog entry, disabled ones included and marked. */
 export function registerCatalogRoutes(app: FastifyInstance, services: Services) {
   const { catalog, config } = services;
   // The catalog is fixed for the life of the process, so the body (tens of KB of JSON Schema) is serialised once.
   const body = JSON.stringify(ok(catalog.models.map((m) => modelEntry(m, { usdRubRate: config.USD_RUB_RATE, pricingBaseUrl: config.PRICING_BASE_URL }))));
-  app.get('/api/v1/models', async (_req, reply) => reply.type('application/json; charset=utf-8').send(body));
+  app.get('/api/v1/models', { onRequest: limitPublic(services) }, async (_req, reply) => reply.type('application/json; charset=utf-8').send(body));
 }

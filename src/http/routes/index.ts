@@ -4,6 +4,8 @@ import { registerAdminRoutes } from './admin.js';
 import { registerBalanceRoutes } from './balance.js';
 import { registerCatalogRoutes } from './catalog.js';
 import { registerPricingRoutes } from './pricing.js';
+import { registerTaskRoutes } from './tasks.js';
+import { registerFileRoutes } from './files.js';
 
 /** Every route area; each registers its own paths. */
 export function registerRoutes(app: FastifyInstance, services: Services) {
@@ -11,4 +13,6 @@ export function registerRoutes(app: FastifyInstance, services: Services) {
   registerAdminRoutes(app, services);
   registerCatalogRoutes(app, services);
   registerPricingRoutes(app, services);
+  registerTaskRoutes(app, services);
+  registerFileRoutes(app, services);
 }

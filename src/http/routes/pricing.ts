@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services.js';
 import { CalculatorError, calculatePrice, priceList, priceListBody } from '../../pricing/index.js';
+import { limitPublic } from '../limits.js';
 
 /** Prices change only with a restart (catalog file or USD_RUB_RATE), so clients may cache briefly. */
 const CACHE = 'public, max-age=300';
@@ -17,13 +18,14 @@ export function registerPricingRoutes(app: FastifyInstance, services: Services) 
   const { catalog, config } = services;
   const list = priceListBody(priceList(catalog, { usdRubRate: config.USD_RUB_RATE, pricingBaseUrl: config.PRICING_BASE_URL }));
 
-  app.get('/v1/pricing', async (req, reply) => {
+  const onRequest = limitPublic(services, 'pricing');
+  app.get('/v1/pricing', { onRequest }, async (req, reply) => {
     reply.header('etag', list.etag).header('cache-control', CACHE);
     if (matches(req.headers['if-none-match'], list.etag)) return reply.code(304).send();
     return reply.type('application/json; charset=utf-8').send(list.body);
   });
 
-  app.get('/v1/pricing/calculate', async (req, reply) => {
+  app.get('/v1/pricing/calculate', { onRequest }, async (req, reply) => {
     try {
       const result = calculatePrice(catalog, (req.query ?? {}) as Record<string, unknown>, config.USD_RUB_RATE);
       return reply.header('cache-control', CACHE).send(result);

@@ -1,6 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Dialect } from '../db.js';
 import * as m001 from './001_foundation.js';
+import * as m002 from './002_tasks.js';
+import * as m003 from './003_rate_limits.js';
 
 export interface Migration {
   version: number;
@@ -9,4 +11,8 @@ export interface Migration {
 }
 
 /** Every migration in order. Add a numbered file and a line here; never edit a released one. */
-export const MIGRATIONS: Migration[] = [{ version: 1, name: 'foundation', up: m001.up }];
+export const MIGRATIONS: Migration[] = [
+  { version: 1, name: 'foundation', up: m001.up },
+  { version: 2, name: 'tasks', up: m002.up },
+  { version: 3, name: 'rate limits', up: m003.up },
+];

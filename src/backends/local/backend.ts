@@ -1,0 +1,155 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Clock } from '../../clock.js';
+import { lastFrame } from '../../media/index.js';
+import { BackendFailure, type Backend, type BackendJob, type BackendOutput, type BackendStatus, type OutputFile } from '../types.js';
+import { AFTER_WORK, AT_SUBMIT, faultOf } from './faults.js';
+import { effectiveSeed, seededRandom } from './random.js';
+import { renderImage, renderKey, renderTracks, renderVideo } from './render.js';
+
+/** Settings of the local backend. */
+export interface LocalOptions {
+  /** How long a job stays queued, then generating (ms). */
+  queueMs: number;
+  generateMs: number;
+  /** LOCAL_FAIL: a fault for every job ('none' for none). */
+  fail: string;
+  /** Folder for rendered files, reused for equal parameters. */
+  cacheDir: string;
+}
+
+/** Seconds of a song whose duration is automatic: long enough to be a song, short enough to render quickly. */
+const AUTO_SONG_SECONDS = 30;
+/** Automatic video length is seeded in this range, so the partial refund of unused seconds is visible. */
+const AUTO_VIDEO_SECONDS = [4, 12] as const;
+
+const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/**
+ * The built-in backend (DECISIONS §16): renders real media offline. It keeps no state of its own:
+ * the reference holds the hand-off time and progress follows the clock, so a job survives a
+ * restart of the process; renders are cached by their parameters, so a repeat costs a file copy.
+ */
+export class LocalBackend implements Backend {
+  readonly name = 'local';
+  private readonly inFlight = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly options: LocalOptions,
+  ) {}
+
+  async submit(job: BackendJob): Promise<string> {
+    const fault = faultOf(job.input, this.options.fail);
+    if (fault === 'throw') throw new Error('local backend: simulated crash at hand-off');
+    const refusal = fault ? AT_SUBMIT[fault] : undefined;
+    if (refusal) throw new BackendFailure(refusal[0], refusal[1]);
+    return `local:${this.clock.now()}`;
+  }
+
+  async progress(job: BackendJob, ref: string): Promise<BackendStatus> {
+    const since = this.clock.now() - Number(ref.slice('local:'.length));
+    const { queueMs, generateMs } = this.options;
+    if (since < queueMs) return { state: 'queued' };
+    const fault = faultOf(job.input, this.options.fail);
+    if (fault === 'hang') return { state: 'running', progress: 50 };
+    if (since < queueMs + generateMs) return { state: 'running', progress: Math.floor(((since - queueMs) / generateMs) * 99) };
+    const failure = fault ? AFTER_WORK[fault] : undefined;
+    if (failure) return { state: 'failed', kind: failure[0], message: failure[1] };
+    return { state: 'done' };
+  }
+
+  async results(job: BackendJob): Promise<BackendOutput> {
+    if (faultOf(job.input, this.options.fail) === 'garbage') return this.garbage();
+    const input = job.input;
+    const seed = num(input.seed);
+    const prompt = str(input.prompt) ?? str(input.title) ?? '';
+    if (job.kind === 'image') {
+      const format = input.output_format === 'jpeg' ? 'jpeg' : 'png';
+      const params = { aspectRatio: str(input.aspect_ratio), sizeClass: str(input.resolution), format, seed, prompt } as const;
+      const file = await this.cached('image', params, format === 'png' ? 'png' : 'jpg', (dst) => renderImage(params, dst));
+      return { files: [{ path: file, mime: format === 'png' ? 'image/png' : 'image/jpeg' }] };
+    }
+    if (job.kind === 'music') {
+      const seconds = num(input.duration) ?? AUTO_SONG_SECONDS;
+      const params = { seconds, seed, prompt };
+      const key = renderKey('tracks', params);
+      const dst = [path.join(this.options.cacheDir, `${key}-1.mp3`), path.join(this.options.cacheDir, `${key}-2.mp3`)] as const;
+      await this.once(key, dst[1], () => renderTracks(params, dst));
+      return { files: dst.map((p) => ({ path: p, mime: 'audio/mpeg' })), durationSeconds: seconds };
+    }
+    const seconds = this.videoSeconds(job, seed, prompt);
+    const container = input.output_format === 'mov' ? 'mov' : 'mp4';
+    const params = {
+      resolution: str(input.resolution) ?? '720p',
+      aspectRatio: str(input.aspect_ratio),
+      seconds,
+      withAudio: input.generate_audio !== false,
+      seed,
+      prompt,
+      container,
+    } as const;
+    const video = await this.cached('video', params, container, (dst) => renderVideo(params, dst));
+    const out: { files: OutputFile[]; durationSeconds: number; lastFrame?: OutputFile } = {
+      files: [{ path: video, mime: container === 'mov' ? 'video/quicktime' : 'video/mp4' }],
+      durationSeconds: seconds,
+    };
+    if (input.return_last_frame === true) {
+      const frame = await this.cached('last-frame', params, 'png', (dst) => lastFrame(video, dst));
+      out.lastFrame = { path: frame, mime: 'image/png' };
+    }
+    return out;
+  }
+
+  async cancel(): Promise<void> {
+    // Nothing runs between steps: a cancelled job is simply never asked for again.
+  }
+
+  /** Length of the video: the clip's length in edit mode, a seeded length when automatic, else the duration. */
+  private videoSeconds(job: BackendJob, seed: number | undefined, prompt: string): number {
+    const { input, media } = job;
+    const clips = Array.isArray(input.video_urls) ? (input.video_urls as string[]) : [];
+    if (input.video_mode === 'edit' && clips[0]) {
+      const fact = Object.hasOwn(media, clips[0]) ? media[clips[0]] : undefined;
+      if (fact?.seconds) return fact.seconds;
+    }
+    if (typeof input.duration === 'number') return input.duration;
+    const [min, max] = AUTO_VIDEO_SECONDS;
+    return min + Math.floor(seededRandom(effectiveSeed(seed, prompt))() * (max - min + 1));
+  }
+
+  /** The cached render of `params`, rendering it first when missing. */
+  private async cached(kind: string, params: object, ext: string, render: (dst: string) => Promise<unknown>): Promise<string> {
+    const dst = path.join(this.options.cacheDir, `${renderKey(kind, params)}.${ext}`);
+    await this.once(dst, dst, () => render(dst));
+    return dst;
+  }
+
+  /** Renders at most once at a time per key in this process; a file already there is reused. */
+  private async once(key: string, probeFile: string, render: () => Promise<unknown>): Promise<void> {
+    if (await exists(probeFile)) return;
+    let running = this.inFlight.get(key);
+    if (!running) {
+      running = (async () => {
+        await mkdir(this.options.cacheDir, { recursive: true });
+        await render();
+      })().finally(() => this.inFlight.delete(key));
+      this.inFlight.set(key, running);
+    }
+    await running;
+  }
+
+  /** A "PNG" of random bytes: what a broken upstream might hand back. */
+  private async garbage(): Promise<BackendOutput> {
+    await mkdir(this.options.cacheDir, { recursive: true });
+    const file = path.join(this.options.cacheDir, `garbage-${randomBytes(6).toString('hex')}.png`);
+    await writeFile(file, randomBytes(512));
+    return { files: [{ path: file, mime: 'image/png' }] };
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  return stat(file).then((s) => s.size > 0, () => false);
+}

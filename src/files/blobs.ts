@@ -1,0 +1,70 @@
+import { createReadStream } from 'node:fs';
+import { copyFile, constants, mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+
+/** Where stored file bytes live; chosen in buildServices (disk now, S3 later). Keys are plain relative names. */
+export interface BlobStore {
+  /** Stores a copy of the local file `src` under `key`. */
+  putFile(key: string, src: string): Promise<void>;
+  putBytes(key: string, bytes: Buffer): Promise<void>;
+  /** A stream of the bytes [start, end] (inclusive), or of all of them. */
+  read(key: string, range?: { start: number; end: number }): Readable;
+  /** Size in bytes, or null when the blob does not exist. */
+  size(key: string): Promise<number | null>;
+  /** Deletes the blob; deleting a missing blob is not an error. */
+  delete(key: string): Promise<void>;
+}
+
+const SAFE_KEY = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9._-]+)*$/;
+
+/** Blobs as files under one folder; every key is checked so no path can leave it. */
+export class DiskBlobStore implements BlobStore {
+  private readonly root: string;
+
+  constructor(root: string) {
+    this.root = path.resolve(root);
+  }
+
+  private file(key: string): string {
+    if (!SAFE_KEY.test(key) || key.split('/').some((p) => p === '.' || p === '..')) throw new Error(`bad blob key ${JSON.stringify(key)}`);
+    const full = path.resolve(this.root, key);
+    if (!full.startsWith(this.root + path.sep)) throw new Error(`blob key ${JSON.stringify(key)} leaves the blob folder`);
+    return full;
+  }
+
+  async putFile(key: string, src: string): Promise<void> {
+    await this.write(key, (tmp) => copyFile(src, tmp, constants.COPYFILE_FICLONE));
+  }
+
+  async putBytes(key: string, bytes: Buffer): Promise<void> {
+    await this.write(key, (tmp) => writeFile(tmp, bytes));
+  }
+
+  read(key: string, range?: { start: number; end: number }): Readable {
+    return createReadStream(this.file(key), range ? { start: range.start, end: range.end } : {});
+  }
+
+  async size(key: string): Promise<number | null> {
+    return stat(this.file(key)).then((s) => s.size, () => null);
+  }
+
+  async delete(key: string): Promise<void> {
+    await rm(this.file(key), { force: true });
+  }
+
+  /** Writes through a temporary sibling and renames, so a crash never leaves half a blob under its key. */
+  private async write(key: string, fill: (tmp: string) => Promise<void>): Promise<void> {
+    const dst = this.file(key);
+    await mkdir(path.dirname(dst), { recursive: true });
+    const tmp = `${dst}.${randomBytes(6).toString('hex')}.part`;
+    try {
+      await fill(tmp);
+      await rename(tmp, dst);
+    } catch (e) {
+      await rm(tmp, { force: true });
+      throw e;
+    }
+  }
+}

@@ -1,0 +1,80 @@
+import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Clock } from '../clock.js';
+import type { Database } from '../store/db.js';
+import type { DB, FilesTable } from '../store/schema.js';
+import { precompile } from '../store/prepared.js';
+import type { BlobStore } from './blobs.js';
+
+/** A file whose bytes are in the blob store, ready to be recorded with the change it belongs to. */
+export interface StoredFile {
+  id: string;
+  name: string;
+  mime: string;
+  bytes: number;
+  blobKey: string;
+}
+
+/** What GET /files/<id>/<name> needs to answer. */
+export interface OpenFile {
+  mime: string;
+  bytes: number;
+  blobKey: string;
+}
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/**
+ * Result and upload files (DECISIONS §9): bytes in the blob store under a random 128-bit id, a
+ * row in `files` with the expiry, links `{PUBLIC_BASE_URL}/files/<id>/<name>` that 404 once expired.
+ */
+export class Files {
+  private readonly findOpen;
+
+  constructor(
+    private readonly database: Database,
+    readonly blobs: BlobStore,
+    private readonly clock: Clock,
+    private readonly publicBaseUrl: string,
+  ) {
+    const { db } = database;
+    this.findOpen = precompile(db, 2, (id, name) =>
+      db.selectFrom('files').select(['mime', 'bytes', 'blob_key', 'expires_at', 'deleted_at']).where('id', '=', id).where('name', '=', name),
+    );
+  }
+
+  /** Copies a local file into the blob store under a fresh id; the caller records it with `record` in its transaction. */
+  async save(src: string, name: string, mime: string): Promise<StoredFile> {
+    if (!NAME.test(name)) throw new Error(`bad file name ${JSON.stringify(name)}`);
+    const id = randomBytes(16).toString('base64url');
+    const blobKey = `${id.slice(0, 2)}/${id}`;
+    await this.blobs.putFile(blobKey, src);
+    const bytes = (await this.blobs.size(blobKey)) ?? 0;
+    return { id, name, mime, bytes, blobKey };
+  }
+
+  /** Inserts the rows of saved files inside the caller's transaction. */
+  async record(trx: Kysely<DB>, rows: Array<StoredFile & Pick<FilesTable, 'account_id' | 'task_id' | 'purpose' | 'kind' | 'format' | 'seconds' | 'expires_at'>>): Promise<void> {
+    if (rows.length === 0) return;
+    const now = this.clock.now();
+    await trx
+      .insertInto('files')
+      .values(rows.map((r) => ({
+        id: r.id, account_id: r.account_id, task_id: r.task_id, purpose: r.purpose, name: r.name, mime: r.mime, bytes: r.bytes,
+        blob_key: r.blobKey, kind: r.kind, format: r.format, seconds: r.seconds, created_at: now, expires_at: r.expires_at, deleted_at: null,
+      })))
+      .execute();
+  }
+
+  /** The public link of a stored file. */
+  url(id: string, name: string): string {
+    return `${this.publicBaseUrl}/files/${id}/${encodeURIComponent(name)}`;
+  }
+
+  /** A file that may be served now, or null (unknown, deleted or past its expiry even if not yet swept). */
+  async open(id: string, name: string): Promise<OpenFile | null> {
+    const [row] = await this.findOpen(id, name);
+    if (!row || row.deleted_at !== null || Number(row.expires_at) <= this.clock.now()) return null;
+    return { mime: row.mime, bytes: Number(row.bytes), blobKey: row.blob_key };
+  }
+}

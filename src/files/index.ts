@@ -1,0 +1,4 @@
+/** Stored files: the blob store, file rows and links, and the media facts of uploaded links. */
+export { DiskBlobStore, type BlobStore } from './blobs.js';
+export { Files, type StoredFile, type OpenFile } from './files.js';
+export { UploadFacts, type MediaFactsResolver } from './facts.js';

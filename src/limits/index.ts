@@ -1,0 +1,1 @@
+export { RateLimits, type LimitGroup, type LimitState } from './limiter.js';

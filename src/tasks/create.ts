@@ -1,0 +1,172 @@
+import type { Kysely } from 'kysely';
+import { z } from 'zod';
+import { keyAllowsModel, type Principal } from '../accounts/index.js';
+import { formatUsd, type Ledger } from '../billing/index.js';
+import { findModel, resolveDraftFinal, validateInput, type Catalog, type DraftTask, type MediaFacts } from '../catalog/index.js';
+import type { Clock } from '../clock.js';
+import { Errors, shown } from '../errors.js';
+import type { MediaFactsResolver } from '../files/index.js';
+import { parseWith } from '../http/validate.js';
+import { randomId } from '../ids.js';
+import { quote } from '../pricing/index.js';
+import type { Database } from '../store/db.js';
+import type { DB } from '../store/schema.js';
+import { bodyHash, boundTask } from './idempotency.js';
+import { DAY_MS, TASK_TIMEOUT_MS } from './states.js';
+import { recordCreated } from './transition.js';
+
+const MAX_URL = 2048;
+
+/** SPEC endpoint 1 body; unknown top-level fields are refused so a misspelt callBackUrl is not silently ignored. */
+const createBody = z
+  .object({
+    model: z.unknown(),
+    input: z.unknown(),
+    callBackUrl: z
+      .string()
+      .max(MAX_URL)
+      .refine((u) => {
+        try {
+          return ['http:', 'https:'].includes(new URL(u).protocol);
+        } catch {
+          return false;
+        }
+      }, 'must be an http:// or https:// URL')
+      .optional(),
+  });
+const BODY_FIELDS = ['model', 'input', 'callBackUrl'];
+
+/** What createTask needs from the rest of the service. */
+export interface CreateDeps {
+  database: Database;
+  ledger: Ledger;
+  catalog: Catalog;
+  clock: Clock;
+  facts: MediaFactsResolver;
+  publicBaseUrl: string;
+  topUpUrl: string;
+}
+
+export interface Created {
+  taskId: string;
+  /** True when an Idempotency-Key matched an earlier request: nothing new was created or charged. */
+  replayed: boolean;
+}
+
+/**
+ * createTask: validate, price, then in ONE transaction the charge, the task row, its creation
+ * event, the callback outbox row and the idempotency binding (DECISIONS §8). Nothing is bound or
+ * charged when anything is refused.
+ */
+export async function createTask(deps: CreateDeps, principal: Principal, rawBody: unknown, key: string | undefined): Promise<Created> {
+  const { database, catalog, clock } = deps;
+  if (rawBody === null || typeof rawBody !== 'object' || Array.isArray(rawBody)) {
+    throw Errors.invalid(`request body must be a JSON object with model, input and callBackUrl (got ${shown(rawBody)})`);
+  }
+  for (const field of Object.keys(rawBody)) {
+    if (!BODY_FIELDS.includes(field)) {
+      const hint = field.toLowerCase() === 'callbackurl' ? ' (did you mean callBackUrl?)' : '';
+      throw Errors.invalid(`${field} is not a field of the createTask body${hint}; its fields are model, input and callBackUrl`);
+    }
+  }
+  const body = parseWith(createBody, rawBody, '');
+  const hash = key === undefined ? '' : bodyHash(rawBody);
+  const accountId = principal.accountId;
+  if (key !== undefined) {
+    const earlier = await boundTask(database.db, accountId, key, hash, clock.now(), false);
+    if (earlier) return { taskId: earlier, replayed: true };
+  }
+
+  const model = findModel(catalog, body.model);
+  if (!keyAllowsModel(principal, model.id) && !keyAllowsModel(principal, String(body.model))) {
+    throw Errors.forbidden(`this API key may not use ${model.id} (it may use: ${principal.models!.join(', ')})`);
+  }
+  const sentFacts = await deps.facts.resolve(accountId, body.input);
+  const validated = validateInput(catalog, body.model, body.input, sentFacts, { uploadBaseUrl: deps.publicBaseUrl });
+  let input = validated.input;
+  let media: MediaFacts = validated.media?.facts ?? sentFacts;
+  if (validated.draftFinal) {
+    const draft = await findDraft(database.db, accountId, String(input.draft_task_id), clock.now(), model.draft?.keepDays ?? 7);
+    input = resolveDraftFinal(catalog, validated, draft);
+    media = draft.media;
+  }
+  const price = quote(catalog, model.id, input, media);
+
+  const taskId = randomId('tk_');
+  const now = clock.now();
+  const created = await database.tx(async (trx) => {
+    if (key !== undefined) {
+      // Same key from two processes at once: the lock makes the second wait and then find the binding.
+      await database.lock(trx, `idempotency:${accountId}:${key}`);
+      const earlier = await boundTask(trx, accountId, key, hash, now, true);
+      if (earlier) return { taskId: earlier, replayed: true };
+    }
+    const charged = await deps.ledger.charge(trx, accountId, price.priceMicros, taskId, `task ${taskId} ${model.id}`);
+    if (!charged.ok) {
+      throw Errors.insufficientBalance(
+        `balance ${formatUsd(charged.balance, 4)} USD is less than the price ${formatUsd(charged.required, 3)} USD of this task; top up at ${deps.topUpUrl}`,
+        { balance: formatUsd(charged.balance, 4), required: formatUsd(charged.required, 4), currency: 'USD', topUpUrl: deps.topUpUrl },
+      );
+    }
+    await trx
+      .insertInto('tasks')
+      .values({
+        id: taskId,
+        account_id: accountId,
+        model: model.id,
+        state: 'waiting',
+        param: JSON.stringify(rawBody),
+        input: JSON.stringify(input),
+        media: Object.keys(media).length > 0 ? JSON.stringify(media) : null,
+        callback_url: body.callBackUrl ?? null,
+        price_micros: price.priceMicros,
+        final_micros: price.priceMicros,
+        auto_length: price.autoLength ? 1 : 0,
+        is_draft: input.draft === true ? 1 : 0,
+        progress: 0,
+        refunded: 0,
+        files_expired: 0,
+        attempts: 0,
+        backend: model.routes[0]?.backend ?? 'local',
+        run_at: now,
+        deadline_at: now + TASK_TIMEOUT_MS,
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
+    await recordCreated(trx, taskId, now);
+    if (body.callBackUrl) {
+      await trx.insertInto('callbacks').values({ task_id: taskId, url: body.callBackUrl, status: 'pending', attempts: 0, created_at: now }).execute();
+    }
+    if (key !== undefined) {
+      await trx.insertInto('idempotency_keys').values({ account_id: accountId, key, body_hash: hash, task_id: taskId, created_at: now }).execute();
+    }
+    return { taskId, replayed: false };
+  });
+  return created;
+}
+
+/** The finished draft a draft final points at: same account, success, within the draft window (SPEC: 7 days). */
+async function findDraft(db: Kysely<DB>, accountId: string, draftId: string, now: number, keepDays: number): Promise<DraftTask & { media: MediaFacts }> {
+  const row = await db
+    .selectFrom('tasks')
+    .select(['id', 'model', 'state', 'input', 'media', 'real_seconds', 'completed_at', 'is_draft'])
+    .where('id', '=', draftId)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+  const id = shown(draftId);
+  if (!row) throw Errors.invalid(`input.draft_task_id must be the id of a draft task of this account (got ${id}, which was not found)`);
+  if (row.state !== 'success') {
+    throw Errors.invalid(`input.draft_task_id must be a draft that finished with success (got ${id}, which is in state ${row.state})`);
+  }
+  if (Number(row.completed_at) <= now - keepDays * DAY_MS) {
+    throw Errors.invalid(`input.draft_task_id must be a draft finished in the last ${keepDays} days (got ${id}, finished ${new Date(Number(row.completed_at)).toISOString()})`);
+  }
+  return {
+    taskId: row.id,
+    model: row.model,
+    input: JSON.parse(row.input) as Record<string, unknown>,
+    ...(row.real_seconds !== null ? { realSeconds: Number(row.real_seconds) } : {}),
+    media: row.media ? (JSON.parse(row.media) as MediaFacts) : {},
+  };
+}

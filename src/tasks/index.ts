@@ -1,0 +1,17 @@
+/** The task lifecycle: create, read, list, the engine that walks tasks through their states, and the state table. */
+export { Tasks, TaskSignals, type ListQuery } from './tasks.js';
+export { Engine, type EngineLog, type EngineOptions } from './engine.js';
+export { readIdempotencyKey, MAX_IDEMPOTENCY_KEY } from './idempotency.js';
+export {
+  STATES,
+  ACTIVE_STATES,
+  STATUS_OF,
+  TRANSITIONS,
+  canMove,
+  isFinal,
+  failureCode,
+  TASK_TIMEOUT_MS,
+  FILE_RETENTION_MS,
+  IDEMPOTENCY_TTL_MS,
+  type TaskState,
+} from './states.js';

@@ -1,0 +1,46 @@
+import type { EngineDeps } from './work.js';
+
+const BATCH = 200;
+
+/**
+ * Retention (DECISIONS §9): deletes files past their expiry (results and uploads), then marks
+ * successful tasks whose 24 hours have passed `files_expired` with a task_events row. Links
+ * already answer 404 from the expiry time on, whether or not the sweep has run.
+ */
+export async function sweepExpired(deps: EngineDeps): Promise<void> {
+  const { database, clock, files } = deps;
+  const now = clock.now();
+  const expired = await database.db
+    .selectFrom('files')
+    .select(['id', 'blob_key'])
+    .where('deleted_at', 'is', null)
+    .where('expires_at', '<=', now)
+    .limit(BATCH)
+    .execute();
+  for (const f of expired) {
+    // Bytes first: if the process dies in between, the row is still there and the next sweep retries.
+    await files.blobs.delete(f.blob_key);
+    await database.db.updateTable('files').set({ deleted_at: now }).where('id', '=', f.id).execute();
+  }
+  const tasks = await database.db
+    .selectFrom('tasks')
+    .select('id')
+    .where('state', '=', 'success')
+    .where('files_expired', '=', 0)
+    .where('files_expire_at', '<=', now)
+    .limit(BATCH)
+    .execute();
+  for (const t of tasks) {
+    await database.tx(async (trx) => {
+      const res = await trx
+        .updateTable('tasks')
+        .set({ files_expired: 1, updated_at: now })
+        .where('id', '=', t.id)
+        .where('files_expired', '=', 0)
+        .executeTakeFirst();
+      if (Number(res.numUpdatedRows) === 1) {
+        await trx.insertInto('task_events').values({ task_id: t.id, from_state: 'success', to_state: 'success', detail: 'files expired', at: now }).execute();
+      }
+    });
+  }
+}

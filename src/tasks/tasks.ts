@@ -1,0 +1,93 @@
+import { EventEmitter } from 'node:events';
+import type { Principal } from '../accounts/index.js';
+import type { Ledger } from '../billing/index.js';
+import type { Catalog } from '../catalog/index.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import { Errors } from '../errors.js';
+import type { Files, MediaFactsResolver } from '../files/index.js';
+import type { Database } from '../store/db.js';
+import { precompile } from '../store/prepared.js';
+import type { CallbacksTable, TaskState } from '../store/schema.js';
+import { createTask, type Created } from './create.js';
+import { TASK_VIEW_COLUMNS, taskView, type TaskRow, type ViewOptions } from './view.js';
+
+/** In-process signals: `created` wakes the local engine; `finished` (taskId) is the hook for callback delivery (issue 6). */
+export class TaskSignals extends EventEmitter<{ created: [string]; finished: [string] }> {}
+
+export interface ListQuery {
+  limit: number;
+  state?: TaskState;
+  before?: number;
+}
+
+/** The task capability as routes see it: create, one task, the list. */
+export class Tasks {
+  readonly signals = new TaskSignals();
+  private readonly findTask;
+  private readonly view: ViewOptions;
+
+  constructor(
+    private readonly database: Database,
+    private readonly ledger: Ledger,
+    private readonly catalog: Catalog,
+    private readonly clock: Clock,
+    private readonly facts: MediaFactsResolver,
+    files: Files,
+    private readonly config: Config,
+  ) {
+    const { db } = database;
+    this.findTask = precompile(db, 2, (id, account) =>
+      db.selectFrom('tasks').select(TASK_VIEW_COLUMNS).where('id', '=', id).where('account_id', '=', account),
+    );
+    this.view = { usdRubRate: config.USD_RUB_RATE, fileUrl: (id, name) => files.url(id, name) };
+  }
+
+  /** POST /jobs/createTask; see createTask. */
+  async create(principal: Principal, body: unknown, idempotencyKey: string | undefined): Promise<Created> {
+    const created = await createTask(
+      {
+        database: this.database,
+        ledger: this.ledger,
+        catalog: this.catalog,
+        clock: this.clock,
+        facts: this.facts,
+        publicBaseUrl: this.config.PUBLIC_BASE_URL,
+        topUpUrl: this.config.TOPUP_URL,
+      },
+      principal,
+      body,
+      idempotencyKey,
+    );
+    if (!created.replayed) this.signals.emit('created', created.taskId);
+    return created;
+  }
+
+  /** One task of the account as the SPEC Task; 404 when it is not the account's. */
+  async get(accountId: string, taskId: string) {
+    const [row] = await this.findTask(taskId, accountId);
+    if (!row) throw Errors.taskNotFound(taskId);
+    const callbacks = row.callback_url ? await this.callbacks([row.id]) : new Map<string, CallbacksTable>();
+    return taskView(row as TaskRow, callbacks.get(row.id) ?? null, this.view);
+  }
+
+  /** Newest first, keyset-paged by the task sequence number, so equal timestamps never cause gaps or repeats. */
+  async list(accountId: string, q: ListQuery) {
+    let query = this.database.db.selectFrom('tasks').select(TASK_VIEW_COLUMNS).where('account_id', '=', accountId);
+    if (q.state) query = query.where('state', '=', q.state);
+    if (q.before !== undefined) query = query.where('seq', '<', q.before);
+    const rows = (await query.orderBy('seq', 'desc').limit(q.limit + 1).execute()) as TaskRow[];
+    const page = rows.slice(0, q.limit);
+    const withCallback = page.filter((r) => r.callback_url).map((r) => r.id);
+    const callbacks = withCallback.length > 0 ? await this.callbacks(withCallback) : new Map<string, CallbacksTable>();
+    return {
+      items: page.map((r) => taskView(r, callbacks.get(r.id) ?? null, this.view)),
+      nextBefore: rows.length > q.limit ? Number(page[page.length - 1]!.seq) : null,
+    };
+  }
+
+  private async callbacks(taskIds: string[]): Promise<Map<string, CallbacksTable>> {
+    const rows = await this.database.db.selectFrom('callbacks').selectAll().where('task_id', 'in', taskIds).execute();
+    return new Map(rows.map((r) => [r.task_id, r]));
+  }
+}

@@ -1,0 +1,34 @@
+import type { Kysely, Updateable } from 'kysely';
+import type { DB, TasksTable } from '../store/schema.js';
+import { canMove, type TaskState } from './states.js';
+
+/**
+ * Moves a task from `from` to `to` inside the caller's transaction, compare-and-set: the update
+ * only matches while the task is still in `from`, so of two workers racing, one wins and the
+ * other gets false and must drop its work. Appends the task_events row in the same transaction.
+ */
+export async function moveTask(
+  trx: Kysely<DB>,
+  taskId: string,
+  from: TaskState,
+  to: TaskState,
+  now: number,
+  patch: Updateable<TasksTable> = {},
+  detail = '',
+): Promise<boolean> {
+  if (!canMove(from, to)) throw new Error(`task ${taskId}: ${from} -> ${to} is not a transition`);
+  const res = await trx
+    .updateTable('tasks')
+    .set({ ...patch, state: to, updated_at: now })
+    .where('id', '=', taskId)
+    .where('state', '=', from)
+    .executeTakeFirst();
+  if (Number(res.numUpdatedRows) !== 1) return false;
+  await trx.insertInto('task_events').values({ task_id: taskId, from_state: from, to_state: to, detail, at: now }).execute();
+  return true;
+}
+
+/** Records the creation of a task (no previous state). */
+export async function recordCreated(trx: Kysely<DB>, taskId: string, now: number): Promise<void> {
+  await trx.insertInto('task_events').values({ task_id: taskId, from_state: null, to_state: 'waiting', detail: 'created', at: now }).execute();
+}

@@ -1,0 +1,104 @@
+import type { Kysely, Updateable } from 'kysely';
+import type { Backend, BackendJob, FailKind } from '../backends/index.js';
+import type { Ledger } from '../billing/index.js';
+import type { Catalog } from '../catalog/index.js';
+import type { Clock } from '../clock.js';
+import type { Files } from '../files/index.js';
+import type { Database } from '../store/db.js';
+import type { DB, TasksTable } from '../store/schema.js';
+import { failureCode, type TaskState } from './states.js';
+import { moveTask } from './transition.js';
+import type { TaskSignals } from './tasks.js';
+
+/** A claimed task row. */
+export type TaskWork = TasksTable & { seq: number };
+
+/** Everything a step of the engine uses. */
+export interface EngineDeps {
+  database: Database;
+  ledger: Ledger;
+  catalog: Catalog;
+  clock: Clock;
+  files: Files;
+  backends: ReadonlyMap<string, Backend>;
+  signals: TaskSignals;
+  settings: {
+    pollMs: number;
+    leaseMs: number;
+    maxAttempts: number;
+    retryMs: number;
+    callTimeoutMs: number;
+    concurrency: number;
+  };
+  /** Who holds a lease: this engine's id. */
+  workerId: string;
+}
+
+/** The job a backend sees, from the task row. */
+export function jobOf(task: TaskWork, catalog: Catalog): BackendJob {
+  const model = catalog.find(task.model);
+  return {
+    taskId: task.id,
+    model: task.model,
+    // A model removed from the catalog after the task was created: kind from the stored result shape is unknown; image is the safe guess.
+    kind: model?.kind ?? 'image',
+    input: JSON.parse(task.input) as Record<string, unknown>,
+    media: task.media ? (JSON.parse(task.media) as Record<string, never>) : {},
+  };
+}
+
+/** Marks the callback outbox row due (issue 6 delivers it); a no-op for tasks without a callBackUrl. */
+export async function callbackDue(trx: Kysely<DB>, taskId: string, now: number): Promise<void> {
+  await trx.updateTable('callbacks').set({ due_at: now }).where('task_id', '=', taskId).where('due_at', 'is', null).execute();
+}
+
+/** Updates a task this worker still holds the lease of (not a state change: progress, schedule, retry count). */
+export async function updateHeld(deps: EngineDeps, taskId: string, patch: Updateable<TasksTable>): Promise<void> {
+  await deps.database.db
+    .updateTable('tasks')
+    .set({ ...patch, updated_at: deps.clock.now() })
+    .where('id', '=', taskId)
+    .where('locked_by', '=', deps.workerId)
+    .execute();
+}
+
+/** Gives the lease back and schedules the next look at the task, never later than its deadline. */
+export async function release(deps: EngineDeps, task: TaskWork, afterMs: number, patch: Updateable<TasksTable> = {}): Promise<void> {
+  const runAt = Math.min(deps.clock.now() + afterMs, Number(task.deadline_at));
+  await updateHeld(deps, task.id, { ...patch, run_at: runAt, locked_until: null, locked_by: null });
+}
+
+/**
+ * Fails a task exactly once: compare-and-set to `fail` with the failure fields, the full refund
+ * and the callback outbox row in one transaction. False when another worker moved it first.
+ */
+export async function failTask(deps: EngineDeps, task: TaskWork, kind: FailKind, message: string, from: TaskState = task.state): Promise<boolean> {
+  const { code, type } = failureCode(kind);
+  const now = deps.clock.now();
+  const moved = await deps.database.tx(async (trx) => {
+    const ok = await moveTask(
+      trx, task.id, from, 'fail', now,
+      { fail_code: code, fail_type: type, fail_msg: message, completed_at: now, refunded: 1, locked_until: null, locked_by: null },
+      `${code} ${type}: ${message}`,
+    );
+    if (!ok) return false;
+    await deps.ledger.refund(trx, task.id, 'refund', `task ${task.id} failed (${code})`);
+    await callbackDue(trx, task.id, now);
+    return true;
+  });
+  if (moved) {
+    deps.signals.emit('finished', task.id);
+    const backend = deps.backends.get(task.backend);
+    if (backend && task.backend_ref) await backend.cancel(jobOf(task, deps.catalog), task.backend_ref).catch(() => {});
+  }
+  return moved;
+}
+
+/** Rejects when `promise` takes longer than `ms`: a hanging backend call must not hold a task forever. */
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

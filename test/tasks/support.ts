@@ -1,0 +1,92 @@
+import { expect } from 'vitest';
+import type { Clock } from '../../src/clock.js';
+import type { Database } from '../../src/store/db.js';
+import type { TestServer } from '../helpers/server.js';
+
+/** A clock tests can move forward: real time plus an offset (the engine still runs on real timers). */
+export class MovableClock implements Clock {
+  offset = 0;
+  now(): number {
+    return Date.now() + this.offset;
+  }
+  advance(ms: number): void {
+    this.offset += ms;
+  }
+}
+
+/** Rate limits (issue 6) out of the way: these tests poll and create far faster than a client may. */
+export const UNLIMITED: Record<string, string> = { RATE_LIMIT_WRITE: '1000000', RATE_LIMIT_READ: '1000000' };
+
+/** Settings that make the local backend and the engine quick enough for tests. */
+export const FAST: Record<string, string> = {
+  ...UNLIMITED,
+  LOCAL_QUEUE_MS: '0',
+  LOCAL_GENERATE_MS: '0',
+  ENGINE_POLL_MS: '20',
+  ENGINE_RETRY_MS: '0',
+};
+
+/** Creates a task and returns its id, failing the test on anything but 200. */
+export async function create(s: TestServer, key: string, model: string, input: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<string> {
+  const r = await s.call('POST', '/api/v1/jobs/createTask', { key, body: { model, input, ...extra } });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body.data.taskId as string;
+}
+
+/** recordInfo's data for a task. */
+export async function info(s: TestServer, key: string, taskId: string): Promise<any> {
+  const r = await s.call('GET', `/api/v1/jobs/recordInfo?taskId=${encodeURIComponent(taskId)}`, { key });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body.data;
+}
+
+/** Polls recordInfo until the task is final (the engine must be running), with a real-time limit. */
+export async function settle(s: TestServer, key: string, taskId: string, limitMs = 30_000): Promise<any> {
+  const end = Date.now() + limitMs;
+  for (;;) {
+    const t = await info(s, key, taskId);
+    if (t.state === 'success' || t.state === 'fail') return t;
+    if (Date.now() > end) throw new Error(`task ${taskId} still ${t.state} after ${limitMs} ms`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Asserts the ledger invariant: every account's cached balance equals the sum of its entries. */
+export async function expectLedgerInvariant(database: Database): Promise<void> {
+  const { db } = database;
+  const accounts = await db.selectFrom('accounts').select(['id', 'balance_micros']).execute();
+  for (const a of accounts) {
+    const entries = await db.selectFrom('ledger_entries').select('amount_micros').where('account_id', '=', a.id).execute();
+    const sum = entries.reduce((t, e) => t + Number(e.amount_micros), 0);
+    expect(Number(a.balance_micros), `account ${a.id}`).toBe(sum);
+    expect(Number(a.balance_micros)).toBeGreaterThanOrEqual(0);
+  }
+}
+
+/** The ledger entries of one task, by kind. */
+export async function taskEntries(s: { services: { database: Database } }, taskId: string): Promise<Record<string, number>> {
+  const rows = await s.services.database.db.selectFrom('ledger_entries').select(['kind', 'amount_micros']).where('task_id', '=', taskId).execute();
+  return Object.fromEntries(rows.map((r) => [r.kind, Number(r.amount_micros)]));
+}
+
+/** Fetches a result link from the test server (links carry PUBLIC_BASE_URL, which in tests names port 0). */
+export async function fetchFile(s: TestServer, link: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Response> {
+  return fetch(s.url + new URL(link).pathname, { headers, method });
+}
+
+/** The result links of a successful task, whatever the result shape. */
+export function resultUrls(task: { resultJson: unknown }): string[] {
+  const r = typeof task.resultJson === 'string' ? JSON.parse(task.resultJson) : task.resultJson;
+  return (r as { resultUrls: string[] }).resultUrls;
+}
+
+/** Waits (real time) until `check` returns a truthy value. */
+export async function eventually<T>(check: () => Promise<T>, limitMs = 15_000): Promise<T> {
+  const end = Date.now() + limitMs;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
