@@ -12,6 +12,12 @@ export interface HttpResult {
   cpuUsPerReq?: number;
 }
 
+/** Resident memory of a process in MB (Linux /proc). */
+export function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : 0;
+}
+
 /** User + system CPU milliseconds used so far by a process (Linux /proc; clock ticks are 10 ms). */
 function cpuMs(pid: number): number | undefined {
   try {
@@ -45,10 +51,10 @@ export async function startProcess(args: string[], env: Record<string, string>, 
 export async function measure(
   name: string,
   url: string,
-  opts: { headers?: Record<string, string>; seconds: number; connections: number; pid?: number },
+  opts: { headers?: Record<string, string>; method?: 'GET' | 'POST'; body?: string; seconds: number; connections: number; pid?: number },
 ): Promise<HttpResult> {
   const before = opts.pid ? cpuMs(opts.pid) : undefined;
-  const r = await autocannon({ url, headers: opts.headers, duration: opts.seconds, connections: opts.connections });
+  const r = await autocannon({ url, headers: opts.headers, method: opts.method ?? 'GET', body: opts.body, duration: opts.seconds, connections: opts.connections });
   const after = opts.pid ? cpuMs(opts.pid) : undefined;
   const cpuUsPerReq = before !== undefined && after !== undefined && r.requests.total > 0 ? Math.round(((after - before) * 1000) / r.requests.total) : undefined;
   return { name, reqPerSec: Math.round(r.requests.average), p99Ms: r.latency.p99, non2xx: r.non2xx, cpuUsPerReq };

@@ -5,18 +5,35 @@ import path from 'node:path';
 import { measure, startProcess, type HttpResult } from './http.js';
 import { benchValidate } from './validate.js';
 import { benchProbe } from './probe.js';
+import { benchBurst, topUp } from './burst.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
 
-/** Each HTTP target with the minimum ratio to the bare server that its issue sets. */
-const targets: Array<{ name: string; path: string; auth: boolean; minRatio: number }> = [
+interface Target {
+  name: string;
+  path: string;
+  auth: boolean;
+  minRatio: number;
+  method?: 'GET' | 'POST';
+  body?: string;
+}
+
+/** A cheap image task: with cached local renders, createTask measures GenGate, not ffmpeg. */
+const CREATE_BODY = JSON.stringify({ model: 'google/nano-banana', input: { prompt: 'bench: a red kite over the sea', aspect_ratio: '1:1' } });
+
+/** Each HTTP target with the minimum ratio to the bare server that its issue sets. `{taskId}` is filled in after setup. */
+const targets: Target[] = [
   { name: 'GET /api/v1/user/balance', path: '/api/v1/user/balance', auth: true, minRatio: 0.5 },
   { name: 'GET /v1/pricing/calculate', path: '/v1/pricing/calculate?model=seedance-2.5&duration=10&reference_video_seconds=4.5', auth: false, minRatio: 0.6 },
+  { name: 'GET /api/v1/jobs/recordInfo', path: '/api/v1/jobs/recordInfo?taskId={taskId}', auth: true, minRatio: 0.4 },
+  { name: 'POST /api/v1/jobs/createTask', path: '/api/v1/jobs/createTask', auth: true, minRatio: 0.15, method: 'POST', body: CREATE_BODY },
 ];
 
-function headersOf(t: { auth: boolean }): Record<string, string> | undefined {
-  return t.auth ? { authorization: `Bearer ${key}` } : undefined;
+function requestOf(t: Target) {
+  const headers: Record<string, string> = t.auth ? { authorization: `Bearer ${key}` } : {};
+  if (t.body) headers['content-type'] = 'application/json';
+  return { headers, method: t.method, body: t.body };
 }
 
 /** The round with the median req/s (its p99 comes with it). */
@@ -27,8 +44,13 @@ function median(rs: HttpResult[]): HttpResult {
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'gengate-bench-'));
 const bare = await startProcess(['bench/bare-server.ts'], {}, path.join(dataDir, 'bare.log'));
-const gengate = await startProcess(['src/main.ts', 'serve'], { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', RATE_LIMIT_READ: '1000000000', RATE_LIMIT_PUBLIC: '1000000000' }, path.join(dataDir, 'gengate.log'));
+const gengate = await startProcess(['src/main.ts', 'serve'], { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', RATE_LIMIT_READ: '1000000000', RATE_LIMIT_WRITE: '1000000000', RATE_LIMIT_PUBLIC: '1000000000' }, path.join(dataDir, 'gengate.log'));
 const key = readFileSync(path.join(dataDir, 'first-api-key.txt'), 'utf8').trim();
+// The first-run account holds 10 USD; createTask at full speed needs more.
+await topUp(dataDir, 1_000_000);
+const created = await fetch(`${gengate.url}/api/v1/jobs/createTask`, { method: 'POST', body: CREATE_BODY, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` } });
+const taskId = ((await created.json()) as { data: { taskId: string } }).data.taskId;
+for (const t of targets) t.path = t.path.replace('{taskId}', taskId);
 
 const results: Array<HttpResult & { ratio?: number; minRatio?: number; pass?: boolean }> = [];
 try {
@@ -36,12 +58,12 @@ try {
   const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
   const warm = { seconds: 1, connections };
   await measure('warm-up', `${bare.url}/`, warm);
-  for (const t of targets) await measure('warm-up', gengate.url + t.path, { ...warm, headers: headersOf(t) });
+  for (const t of targets) await measure('warm-up', gengate.url + t.path, { ...warm, ...requestOf(t) });
   const samples = new Map<string, HttpResult[]>();
   const add = (r: HttpResult) => samples.set(r.name, [...(samples.get(r.name) ?? []), r]);
   for (let i = 0; i < rounds; i++) {
     add(await measure('bare Fastify hello-world', `${bare.url}/`, { seconds, connections, pid: bare.child.pid }));
-    for (const t of targets) add(await measure(t.name, gengate.url + t.path, { headers: headersOf(t), seconds, connections, pid: gengate.child.pid }));
+    for (const t of targets) add(await measure(t.name, gengate.url + t.path, { ...requestOf(t), seconds, connections, pid: gengate.child.pid }));
   }
   const base = median(samples.get('bare Fastify hello-world')!);
   results.push(base);
@@ -66,6 +88,9 @@ for (const [run, maxMs] of [
   micro.push({ ...r, maxMs, pass: r.medianMs < maxMs });
 }
 
+// The engine burst: many tasks at once through a fresh server, none lost.
+const burst = await benchBurst(Number(process.env.BENCH_BURST ?? 10_000));
+
 console.log(`\nconnections=${connections}, ${seconds}s per target and round, median of ${process.env.BENCH_ROUNDS ?? 3} rounds, node ${process.version}\n`);
 console.log('target'.padEnd(36), 'req/s'.padStart(9), 'p99 ms'.padStart(8), 'cpu µs/req'.padStart(11), 'ratio'.padStart(7), 'min'.padStart(5), ' result');
 for (const r of results) {
@@ -80,8 +105,14 @@ for (const r of results) {
   );
 }
 console.log('');
+console.log(
+  `engine burst: ${burst.tasks} tasks, ${burst.final} final (${burst.success} success), lost ${burst.lost}; ` +
+    `${burst.tasksPerSec} tasks/s; peak in flight ${burst.peakInFlight}, server memory +${burst.memoryGrowthMb} MB ` +
+    `(${burst.kbPerInFlightTask} KB per in-flight task)`,
+  burst.lost === 0 ? 'PASS' : 'FAIL',
+);
 for (const m of micro) console.log(m.name.padEnd(60), `median ${m.medianMs.toFixed(3)} ms`.padStart(20), `(limit ${m.maxMs} ms)`, m.pass ? 'PASS' : 'FAIL');
 mkdirSync('bench/results', { recursive: true });
-writeFileSync('bench/results/latest.json', `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds, connections, http: results, micro }, null, 2)}\n`);
+writeFileSync('bench/results/latest.json', `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds, connections, http: results, micro, burst }, null, 2)}\n`);
 console.log('\nwritten bench/results/latest.json');
-process.exit(results.every((r) => r.pass !== false) && micro.every((m) => m.pass) ? 0 : 1);
+process.exit(results.every((r) => r.pass !== false) && micro.every((m) => m.pass) && burst.lost === 0 ? 0 : 1);

@@ -5,6 +5,7 @@ import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DB } from './schema.js';
 import { registerFastReader } from './prepared.js';
+import { startCheckpointer } from './checkpointer.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -58,6 +59,9 @@ function openSqlite(file: string): Database {
   conn.pragma('synchronous = NORMAL');
   conn.pragma('busy_timeout = 10000');
   conn.pragma('foreign_keys = ON');
+  // Checkpoints run on a worker thread; SQLite's own, on this connection, only past ~80 MB of WAL.
+  const checkpointer = file === ':memory:' ? undefined : startCheckpointer(file);
+  if (checkpointer) conn.pragma('wal_autocheckpoint = 20000');
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(conn) }) });
   const reader = file === ':memory:' ? undefined : openReader(file);
   if (reader) registerFastReader(db, reader.read);
@@ -78,6 +82,7 @@ function openSqlite(file: string): Database {
       }),
     lock: async () => {},
     close: async () => {
+      await checkpointer?.stop();
       reader?.conn.close();
       await db.destroy();
     },
