@@ -26,11 +26,17 @@ export function startCheckpointer(file: string, everyMs = 500): { stop(): Promis
   worker.unref();
   worker.on('error', () => {}); // the main connection's automatic checkpoint is the backstop
   return {
+    // Ref'd while stopping: an unref'd worker alone would let the process exit with this promise unsettled.
     stop: () =>
       new Promise<void>((resolve) => {
-        worker.once('exit', () => resolve());
+        if (worker.threadId === -1) return resolve();
+        worker.ref();
+        const timer = setTimeout(() => void worker.terminate(), 2000);
+        worker.once('exit', () => {
+          clearTimeout(timer);
+          resolve();
+        });
         worker.postMessage('stop');
-        setTimeout(() => void worker.terminate().then(() => resolve()), 2000).unref();
       }),
   };
 }
