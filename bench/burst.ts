@@ -5,7 +5,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import SqliteDatabase from 'better-sqlite3';
 import { readFileSync } from 'node:fs';
-import { rssMb, startProcess } from './http.js';
+import { rssMb, startProcess, stopProcess } from './http.js';
 
 const BODY = JSON.stringify({ model: 'google/nano-banana', input: { prompt: 'burst: a lighthouse at dawn', aspect_ratio: '16:9' } });
 
@@ -102,7 +102,7 @@ export async function benchBurst(n: number): Promise<BurstResult> {
       kbPerInFlightTask: peakInFlight ? Math.round((growth * 1024) / peakInFlight) : 0,
     };
   } finally {
-    server.child.kill();
+    await stopProcess(server.child);
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

@@ -2,10 +2,12 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { measure, startProcess, type HttpResult } from './http.js';
+import { measure, startProcess, stopProcess, type HttpResult } from './http.js';
 import { benchValidate } from './validate.js';
 import { benchProbe } from './probe.js';
 import { benchBurst, topUp } from './burst.js';
+import { benchCallbacks } from './callbacks.js';
+import { benchUpload, type UploadBench } from './upload.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
@@ -53,6 +55,7 @@ const taskId = ((await created.json()) as { data: { taskId: string } }).data.tas
 for (const t of targets) t.path = t.path.replace('{taskId}', taskId);
 
 const results: Array<HttpResult & { ratio?: number; minRatio?: number; pass?: boolean }> = [];
+let upload: UploadBench | undefined;
 try {
   // Rounds alternate between the bare server and each target so that background load hits both alike.
   const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -72,9 +75,9 @@ try {
     const ratio = Math.round((r.reqPerSec / base.reqPerSec) * 1000) / 1000;
     results.push({ ...r, ratio, minRatio: t.minRatio, pass: ratio >= t.minRatio && r.non2xx === 0 });
   }
+  upload = await benchUpload({ url: gengate.url, key, pid: gengate.child.pid!, dir: dataDir });
 } finally {
-  bare.child.kill();
-  gengate.child.kill();
+  await Promise.all([stopProcess(bare.child), stopProcess(gengate.child)]);
   rmSync(dataDir, { recursive: true, force: true });
 }
 
@@ -90,6 +93,7 @@ for (const [run, maxMs] of [
 
 // The engine burst: many tasks at once through a fresh server, none lost.
 const burst = await benchBurst(Number(process.env.BENCH_BURST ?? 10_000));
+const callbacks = await benchCallbacks();
 
 console.log(`\nconnections=${connections}, ${seconds}s per target and round, median of ${process.env.BENCH_ROUNDS ?? 3} rounds, node ${process.version}\n`);
 console.log('target'.padEnd(36), 'req/s'.padStart(9), 'p99 ms'.padStart(8), 'cpu µs/req'.padStart(11), 'ratio'.padStart(7), 'min'.padStart(5), ' result');
@@ -111,8 +115,15 @@ console.log(
     `(${burst.kbPerInFlightTask} KB per in-flight task)`,
   burst.lost === 0 ? 'PASS' : 'FAIL',
 );
+if (upload) {
+  console.log(
+    `${upload.name}: ${upload.uploadMbPerSec} MB/s vs disk ${upload.diskMbPerSec} MB/s (page cache ${upload.cachedWriteMbPerSec}), ratio ${upload.ratio} (min 0.5), server memory +${upload.rssGrowthMb} MB (max 64)`,
+    upload.pass ? 'PASS' : 'FAIL',
+  );
+}
+console.log(`${callbacks.name}: ${callbacks.received}/${callbacks.deliveries} in ${callbacks.seconds} s, ${callbacks.perSec}/s (target ${callbacks.minPerSec}/s)`, callbacks.pass ? 'PASS' : 'FAIL');
 for (const m of micro) console.log(m.name.padEnd(60), `median ${m.medianMs.toFixed(3)} ms`.padStart(20), `(limit ${m.maxMs} ms)`, m.pass ? 'PASS' : 'FAIL');
 mkdirSync('bench/results', { recursive: true });
-writeFileSync('bench/results/latest.json', `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds, connections, http: results, micro, burst }, null, 2)}\n`);
+writeFileSync('bench/results/latest.json', `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds, connections, http: results, micro, burst, callbacks, upload }, null, 2)}\n`);
 console.log('\nwritten bench/results/latest.json');
-process.exit(results.every((r) => r.pass !== false) && micro.every((m) => m.pass) && burst.lost === 0 ? 0 : 1);
+process.exit(results.every((r) => r.pass !== false) && micro.every((m) => m.pass) && burst.lost === 0 && callbacks.pass && upload?.pass !== false ? 0 : 1);

@@ -51,6 +51,25 @@ export const configSchema = z.object({
   LOCAL_QUEUE_MS: z.coerce.number().int().min(0).max(600_000).default(1_000).describe('a whole number of milliseconds from 0 to 600000'),
   LOCAL_GENERATE_MS: z.coerce.number().int().min(0).max(600_000).default(3_000).describe('a whole number of milliseconds from 0 to 600000'),
   LOCAL_FAIL: z.enum(['none', '400', 'nsfw', '422', '500', '501', '503', '504', 'hang', 'throw', 'garbage']).default('none'),
+  UPLOAD_MAX_IMAGE_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024 * 1024).default(30 * 1024 * 1024).describe('a whole number of bytes from 1024 to 1073741824'),
+  UPLOAD_MAX_MEDIA_BYTES: z.coerce.number().int().min(1024).max(16 * 1024 * 1024 * 1024).default(200 * 1024 * 1024).describe('a whole number of bytes from 1024 to 17179869184'),
+  UPLOAD_MAX_IMAGE_PIXELS: z.coerce.number().int().min(1).max(1_000_000_000).default(100_000_000).describe('a whole number of pixels from 1 to 1000000000'),
+  ALLOW_PRIVATE_NETWORK: bool.default(false),
+  CALLBACK_RETRY_DELAYS_MS: z
+    .string()
+    .regex(/^\d+(,\d+)*$/, 'must be comma-separated whole numbers of milliseconds')
+    .default('5000,30000,120000,600000,1800000,3600000,10800000')
+    .describe('comma-separated whole numbers of milliseconds, e.g. 5000,30000'),
+  CALLBACK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000).describe('a whole number of milliseconds from 100 to 60000'),
+  CALLBACK_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(64).describe('a whole number from 1 to 1024'),
+  MODEL_SWITCH_CACHE_MS: z.coerce.number().int().min(0).max(600_000).default(2_000).describe('a whole number of milliseconds from 0 to 600000'),
+  MODERATION_WORDS: z.string().default(''),
+  MODERATION_WORDS_FILE: z.string().min(1).optional(),
+  MODERATION_IMAGES: z.enum(['local', 'off']).default('local'),
+  MODERATION_IMAGE_THRESHOLD: z.coerce.number().min(0).max(1).default(0.7).describe('a number from 0 to 1'),
+  MODERATION_FAIL_OPEN: bool.default(false),
+  MODERATION_FETCH_MAX_BYTES: z.coerce.number().int().min(1024).max(100 * 1024 * 1024).default(30 * 1024 * 1024).describe('a whole number of bytes from 1024 to 104857600'),
+  MODERATION_FETCH_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000).describe('a whole number of milliseconds from 100 to 120000'),
 });
 
 type RawConfig = z.infer<typeof configSchema>;
@@ -66,20 +85,24 @@ export interface Config extends RawConfig {
 
 const KNOWN = Object.keys(configSchema.shape);
 
-/** Reads an optional JSON config file (GENGATE_CONFIG); environment variables win over it. */
-function readConfigFile(file: string): Record<string, unknown> {
+/** Reads a JSON file named by the setting `setting`; a missing or malformed file is a ConfigError naming both. */
+export function readJsonFile(file: string, setting: string): unknown {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (e) {
-    throw new ConfigError(`GENGATE_CONFIG: cannot read ${file} (${(e as Error).message})`);
+    throw new ConfigError(`${setting}: cannot read ${file} (${(e as Error).message})`);
   }
-  let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    return JSON.parse(text);
   } catch (e) {
-    throw new ConfigError(`GENGATE_CONFIG: ${file} is not valid JSON (${(e as Error).message})`);
+    throw new ConfigError(`${setting}: ${file} is not valid JSON (${(e as Error).message})`);
   }
+}
+
+/** Reads an optional JSON config file (GENGATE_CONFIG); environment variables win over it. */
+function readConfigFile(file: string): Record<string, unknown> {
+  const parsed = readJsonFile(file, 'GENGATE_CONFIG');
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new ConfigError(`GENGATE_CONFIG: ${file} must hold a JSON object of settings`);
   }

@@ -6,11 +6,15 @@ import { Accounts, Authenticator } from './accounts/index.js';
 import { RateLimits } from './limits/index.js';
 import { Redis } from 'ioredis';
 import { systemClock, type Clock } from './clock.js';
-import { loadCatalog, type Catalog } from './catalog/index.js';
+import { loadCatalog, ModelSwitches, type Catalog } from './catalog/index.js';
 import path from 'node:path';
-import { DiskBlobStore, Files, UploadFacts, type BlobStore, type MediaFactsResolver } from './files/index.js';
+import { DiskBlobStore, Files, UploadFacts, Uploads, type BlobStore, type MediaFactsResolver } from './files/index.js';
 import { LocalBackend, type Backend } from './backends/index.js';
 import { Engine, Tasks } from './tasks/index.js';
+import { Metrics } from './metrics/index.js';
+import { NetGuard } from './net/index.js';
+import { CallbackWorker, callbackUrlCheck, retryDelays } from './callbacks/index.js';
+import { buildModerator, contentCheck } from './moderation/index.js';
 
 /** Everything the routes, the CLI and the engine use; built in one place from the settings. */
 export interface Services {
@@ -24,11 +28,21 @@ export interface Services {
   /** Shared Redis connection when REDIS_URL is set (rate limits, wake-ups). */
   redis: Redis | null;
   catalog: Catalog;
+  /** The operator's model switches (CLI / admin API); `catalog` reflects them. */
+  models: ModelSwitches;
   files: Files;
   facts: MediaFactsResolver;
+  /** POST /files/upload: receiving, checking and storing uploads. */
+  uploads: Uploads;
   tasks: Tasks;
   /** The worker loop; `gengate serve` starts it (RUN_ENGINE), tests may start it or call tick(). */
   engine: Engine;
+  /** Prometheus metrics of this process (/metrics). */
+  metrics: Metrics;
+  /** The network guard every outbound fetch goes through (DECISIONS §14). */
+  guard: NetGuard;
+  /** The callback delivery worker; `gengate serve` starts it next to the engine. */
+  callbacks: CallbackWorker;
   close(): Promise<void>;
 }
 
@@ -38,7 +52,7 @@ export async function buildServices(
   opts: { clock?: Clock; backends?: Record<string, Backend>; blobs?: BlobStore } = {},
 ): Promise<Services> {
   const clock = opts.clock ?? systemClock;
-  const catalog = loadCatalog(config); // before the database: a bad catalog file stops the start at once
+  const fileCatalog = loadCatalog(config); // before the database: a bad catalog file stops the start at once
   const database = openDatabase(config.DATABASE_URL);
   try {
     await migrate(database);
@@ -46,6 +60,10 @@ export async function buildServices(
     await database.close();
     throw e;
   }
+  const models = new ModelSwitches(database, fileCatalog, clock);
+  await models.refresh();
+  models.start(config.MODEL_SWITCH_CACHE_MS);
+  const catalog = models.catalog;
   const ledger = new Ledger(clock);
   const accounts = new Accounts(database, ledger, clock);
   const auth = new Authenticator(database, clock);
@@ -57,7 +75,16 @@ export async function buildServices(
   const limits = new RateLimits(config.RATE_LIMIT_WINDOW_SECONDS, redis ?? undefined);
   const files = new Files(database, opts.blobs ?? new DiskBlobStore(path.join(config.DATA_DIR, 'files')), clock, config.PUBLIC_BASE_URL);
   const facts = new UploadFacts(database, clock, config.PUBLIC_BASE_URL);
-  const tasks = new Tasks(database, ledger, catalog, clock, facts, files, config);
+  const uploads = new Uploads(database, files, clock, {
+    imageBytes: config.UPLOAD_MAX_IMAGE_BYTES,
+    mediaBytes: config.UPLOAD_MAX_MEDIA_BYTES,
+    imagePixels: config.UPLOAD_MAX_IMAGE_PIXELS,
+    tmpDir: path.join(config.DATA_DIR, 'tmp'),
+  });
+  void uploads.sweepTemp();
+  const guard = new NetGuard({ allowPrivate: config.ALLOW_PRIVATE_NETWORK });
+  const moderate = contentCheck(buildModerator(config, guard, files));
+  const tasks = new Tasks(database, ledger, catalog, clock, facts, files, config, { checkUrl: callbackUrlCheck(guard), moderate });
   const local = new LocalBackend(clock, {
     queueMs: config.LOCAL_QUEUE_MS,
     generateMs: config.LOCAL_GENERATE_MS,
@@ -76,6 +103,18 @@ export async function buildServices(
       concurrency: config.ENGINE_CONCURRENCY,
     },
   });
+  const metrics = new Metrics(database, clock);
+  const callbacks = new CallbackWorker({
+    database, clock, guard, signals: tasks.signals,
+    view: { usdRubRate: config.USD_RUB_RATE, fileUrl: (id, name) => files.url(id, name) },
+    settings: {
+      retryDelaysMs: retryDelays(config.CALLBACK_RETRY_DELAYS_MS),
+      timeoutMs: config.CALLBACK_TIMEOUT_MS,
+      concurrency: config.CALLBACK_CONCURRENCY,
+      pollMs: config.ENGINE_POLL_MS,
+    },
+    count: (outcome) => metrics.callbackDeliveries.inc({ outcome }),
+  });
   return {
     config,
     clock,
@@ -86,12 +125,20 @@ export async function buildServices(
     limits,
     redis,
     catalog,
+    models,
     files,
     facts,
+    uploads,
     tasks,
     engine,
+    metrics,
+    guard,
+    callbacks,
     close: async () => {
       await engine.stop();
+      await callbacks.stop();
+      guard.close();
+      models.stop();
       await database.close();
       redis?.disconnect();
     },

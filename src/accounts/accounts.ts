@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/db.js';
 import type { AccountsTable, DB } from '../store/schema.js';
@@ -77,7 +78,7 @@ export class Accounts {
     const id = randomId('acc_', 9);
     await trx
       .insertInto('accounts')
-      .values({ id, name, status: 'active', webhook_secret: `whsec_${randomId('', 24)}`, balance_micros: 0, created_at: now })
+      .values({ id, name, status: 'active', webhook_secret: `whsec_${randomBytes(24).toString('base64')}`, balance_micros: 0, created_at: now })
       .execute();
     if (balanceMicros > 0) await this.ledger.credit(trx, id, balanceMicros, 'topup', 'opening balance');
     const { row, secret } = await insertKey(trx, id, {}, now);

@@ -36,3 +36,4 @@ export {
   type PriceTier,
 } from './describe.js';
 export { modelEntry, type ModelEntry } from './entry.js';
+export { ModelSwitches, type ModelSwitchView } from './switches.js';

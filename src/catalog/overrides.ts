@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { parseUsd } from '../billing/index.js';
-import { ConfigError, type Config } from '../config.js';
+import { ConfigError, readJsonFile, type Config } from '../config.js';
 import { makeCatalog } from './catalog.js';
 import { DEFAULT_MODELS } from './models/index.js';
 import type { Catalog, ModelDef, PriceRule, Route } from './types.js';
@@ -116,17 +115,6 @@ function parseRoutes(given: unknown, at: string, fail: (where: string, why: stri
 export function loadCatalog(config: Pick<Config, 'GENGATE_CATALOG'>): Catalog {
   const file = config.GENGATE_CATALOG;
   if (!file) return buildCatalog({}, 'catalog');
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new ConfigError(`GENGATE_CATALOG: cannot read ${file} (${(e as Error).message})`);
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (e) {
-    throw new ConfigError(`GENGATE_CATALOG: ${file} is not valid JSON (${(e as Error).message})`);
-  }
+  const parsed = readJsonFile(file, 'GENGATE_CATALOG');
   return buildCatalog(parsed, `GENGATE_CATALOG ${file}`);
 }

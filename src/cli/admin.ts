@@ -3,6 +3,7 @@ import type { Services } from '../services.js';
 import { Errors } from '../errors.js';
 import { entriesCsv, entryView, parseUsd } from '../billing/index.js';
 import type { AccountView, KeyView } from '../accounts/index.js';
+import type { ModelSwitchView } from '../catalog/index.js';
 
 type Run = (fn: (s: Services) => Promise<void>) => Promise<void>;
 type Out = (text: string) => void;
@@ -137,4 +138,27 @@ export function addAdminCommands(program: Command, run: Run, out: Out) {
         print(o.json, { entries: views }, views.map((e) => `${e.id}  ${e.createdAt}  ${e.kind.padEnd(14)} ${e.amount.padStart(14)}  ${e.balanceAfter.padStart(14)}  ${e.taskId ?? ''}  ${e.reason}`).join('\n') || '(no entries)');
       }),
     );
+
+  const modelLine = (m: ModelSwitchView) => `${m.id.padEnd(32)} ${m.enabled ? 'enabled ' : 'disabled'}${m.switchedAt === null ? '' : `  (switched ${new Date(m.switchedAt).toISOString()}; catalog: ${m.catalogEnabled ? 'enabled' : 'disabled'})`}`;
+  const model = program.command('model').description('list models, switch them on and off for every process');
+  model
+    .command('list')
+    .option('--json', 'print JSON')
+    .action((o) =>
+      run(async (s) => {
+        const all = await s.models.list();
+        print(o.json, { models: all }, all.map(modelLine).join('\n'));
+      }),
+    );
+  for (const [name, enabled] of [['disable', false], ['enable', true]] as const) {
+    model
+      .command(`${name} <id>`)
+      .option('--json', 'print JSON')
+      .action((modelId: string, o) =>
+        run(async (s) => {
+          const m = await s.models.set(modelId, enabled);
+          print(o.json, { model: m }, modelLine(m));
+        }),
+      );
+  }
 }

@@ -10,6 +10,7 @@ export async function serve(config: Config): Promise<void> {
   const app = buildApp(services);
   await app.listen({ port: config.PORT, host: config.HOST });
   if (config.RUN_ENGINE) services.engine.start(app.log);
+  if (config.RUN_ENGINE) services.callbacks.start(app.log);
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   process.stdout.write(`GenGate listening on http://${config.HOST}:${port} (database: ${services.database.dialect}, data: ${config.DATA_DIR})\n`);

@@ -43,12 +43,12 @@ export class Files {
     );
   }
 
-  /** Copies a local file into the blob store under a fresh id; the caller records it with `record` in its transaction. */
-  async save(src: string, name: string, mime: string): Promise<StoredFile> {
+  /** Copies (or with `move`, takes over) a local file into the blob store under a fresh id; the caller records it with `record` in its transaction. */
+  async save(src: string, name: string, mime: string, opts: { move?: boolean } = {}): Promise<StoredFile> {
     if (!NAME.test(name)) throw new Error(`bad file name ${JSON.stringify(name)}`);
     const id = randomBytes(16).toString('base64url');
     const blobKey = `${id.slice(0, 2)}/${id}`;
-    await this.blobs.putFile(blobKey, src);
+    await this.blobs.putFile(blobKey, src, opts);
     const bytes = (await this.blobs.size(blobKey)) ?? 0;
     return { id, name, mime, bytes, blobKey };
   }
@@ -69,6 +69,14 @@ export class Files {
   /** The public link of a stored file. */
   url(id: string, name: string): string {
     return `${this.publicBaseUrl}/files/${id}/${encodeURIComponent(name)}`;
+  }
+
+  /** The file id of one of our links (`{PUBLIC_BASE_URL}/files/<id>/<name>`), or null for any other link. */
+  linkId(link: string): string | null {
+    const prefix = `${this.publicBaseUrl}/files/`;
+    if (!link.startsWith(prefix)) return null;
+    const [id, name] = link.slice(prefix.length).split('/');
+    return id && name ? id : null;
   }
 
   /** A file that may be served now, or null (unknown, deleted or past its expiry even if not yet swept). */

@@ -2,3 +2,4 @@
 export { DiskBlobStore, type BlobStore } from './blobs.js';
 export { Files, type StoredFile, type OpenFile } from './files.js';
 export { UploadFacts, type MediaFactsResolver } from './facts.js';
+export { Uploads, safeFileName, MAX_UPLOAD_SECONDS, UPLOAD_RETENTION_MS, type UploadResult, type UploadSettings } from './upload.js';

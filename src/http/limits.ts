@@ -18,26 +18,48 @@ const WHAT: Record<LimitGroup, string> = {
   public: 'requests to public endpoints per client address',
 };
 
-/** Sets the RateLimit-* headers; on a refusal throws the 429 naming the limit and the wait. */
-function enforce(services: Services, reply: FastifyReply, group: LimitGroup, state: LimitState): void {
+function setHeaders(reply: FastifyReply, state: LimitState): void {
   reply.header('ratelimit-limit', state.limit);
   reply.header('ratelimit-remaining', state.remaining);
   reply.header('ratelimit-reset', state.resetSeconds);
-  if (!state.allowed) {
-    const window = services.config.RATE_LIMIT_WINDOW_SECONDS;
-    throw Errors.rateLimited(
-      `rate limit exceeded: at most ${state.limit} ${WHAT[group]} every ${window} s; retry in ${state.resetSeconds} s`,
-      state.resetSeconds,
-    );
-  }
 }
 
-/** Counts a keyed request against its key's budget for the scope's group (the account may override the limit). */
+/** The 429 naming the limit and the wait. */
+function refusal(services: Services, group: LimitGroup, state: LimitState): AppError {
+  const window = services.config.RATE_LIMIT_WINDOW_SECONDS;
+  return Errors.rateLimited(
+    `rate limit exceeded: at most ${state.limit} ${WHAT[group]} every ${window} s; retry in ${state.resetSeconds} s`,
+    state.resetSeconds,
+  );
+}
+
+/** Sets the RateLimit-* headers; on a refusal throws the 429. */
+function enforce(services: Services, reply: FastifyReply, group: LimitGroup, state: LimitState): void {
+  setHeaders(reply, state);
+  if (!state.allowed) throw refusal(services, group, state);
+}
+
+/**
+ * Counts a keyed call (REST or MCP) against its key's budget for the scope's group (the account
+ * may override the limit); throws the 429 when over.
+ */
+export async function countKeyCall(services: Services, principal: Principal, scope: Scope): Promise<LimitState> {
+  const { group, state } = await hitKey(services, principal, scope);
+  if (!state.allowed) throw refusal(services, group, state);
+  return state;
+}
+
+/** The same count for an HTTP route, with the RateLimit-* headers on the answer (a 429 included). */
 export async function limitKey(services: Services, reply: FastifyReply, principal: Principal, scope: Scope): Promise<void> {
+  const { group, state } = await hitKey(services, principal, scope);
+  enforce(services, reply, group, state);
+}
+
+async function hitKey(services: Services, principal: Principal, scope: Scope) {
   const group = GROUP_OF_SCOPE[scope];
   const { config } = services;
   const limit = principal.limits[group] ?? (group === 'write' ? config.RATE_LIMIT_WRITE : config.RATE_LIMIT_READ);
-  enforce(services, reply, group, await services.limits.hit(group, principal.keyId, limit));
+  return { group, state: await services.limits.hit(group, principal.keyId, limit) };
 }
 
 /**

@@ -128,6 +128,15 @@ export interface CallbacksTable {
   last_error: string | null;
   delivered_at: number | null;
   created_at: number;
+  locked_until: number | null;
+  locked_by: string | null;
+}
+
+/** The operator's switch on a model (CLI / admin API); overrides the catalog's `enabled`. */
+export interface ModelSwitchesTable {
+  model_id: string;
+  enabled: number;
+  updated_at: number;
 }
 
 export interface DB {
@@ -136,6 +145,7 @@ export interface DB {
   idempotency_keys: IdempotencyKeysTable;
   files: FilesTable;
   callbacks: CallbacksTable;
+  model_switches: ModelSwitchesTable;
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   ledger_entries: LedgerTable;

@@ -45,6 +45,10 @@ export interface CreateDeps {
   facts: MediaFactsResolver;
   publicBaseUrl: string;
   topUpUrl: string;
+  /** Refuses a callBackUrl the network guard would never deliver to (DECISIONS §14); throws AppError. */
+  checkUrl?: (url: string) => Promise<void>;
+  /** The content check (DECISIONS §15) on the validated input, before any charge; throws AppError. */
+  moderate?: (input: Record<string, unknown>) => Promise<void>;
 }
 
 export interface Created {
@@ -90,6 +94,8 @@ export async function createTask(deps: CreateDeps, principal: Principal, rawBody
     input = resolveDraftFinal(catalog, validated, draft);
     media = draft.media;
   }
+  if (body.callBackUrl && deps.checkUrl) await deps.checkUrl(body.callBackUrl);
+  if (deps.moderate) await deps.moderate(input);
   const price = quote(catalog, model.id, input, media);
 
   const taskId = randomId('tk_');

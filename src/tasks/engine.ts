@@ -1,16 +1,12 @@
 import { randomId } from '../ids.js';
+import { WorkLoop, type WorkLog } from '../store/work-loop.js';
 import { ACTIVE_STATES } from './states.js';
 import { stepTask } from './step.js';
 import { sweepExpired } from './sweep.js';
 import { updateHeld, type EngineDeps, type TaskWork } from './work.js';
 
 /** The little of a logger the engine uses (pino's app.log fits). */
-export interface EngineLog {
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
-
-const silent: EngineLog = { warn: () => {}, error: () => {} };
+export type EngineLog = WorkLog;
 /** How often (by the engine's clock) expired files are looked for. */
 const SWEEP_EVERY_MS = 10_000;
 
@@ -25,32 +21,30 @@ export type EngineOptions = Omit<EngineDeps, 'workerId'>;
 export class Engine {
   readonly workerId = randomId('w_', 9);
   private readonly deps: EngineDeps;
-  private readonly active = new Set<Promise<void>>();
-  private running = false;
-  private loopDone: Promise<void> | null = null;
-  private wakeUp: (() => void) | null = null;
+  private readonly work: WorkLoop<TaskWork>;
   private nextSweep = 0;
-  private log: EngineLog = silent;
 
   constructor(options: EngineOptions) {
     this.deps = { ...options, workerId: this.workerId };
-    options.signals.on('created', () => this.wake());
+    this.work = new WorkLoop<TaskWork>({
+      name: 'engine',
+      concurrency: options.settings.concurrency,
+      pollMs: options.settings.pollMs,
+      claim: (n) => this.claim(n),
+      run: (task) => this.run(task),
+      afterRound: () => this.sweep(false),
+    });
+    options.signals.on('created', () => this.work.wake());
   }
 
   /** Starts the loop (idempotent). */
   start(log?: EngineLog): void {
-    if (this.running) return;
-    if (log) this.log = log;
-    this.running = true;
-    this.loopDone = this.loop();
+    this.work.start(log);
   }
 
   /** Stops claiming and waits for the steps in progress (their leases are released by the steps themselves). */
   async stop(): Promise<void> {
-    this.running = false;
-    this.wake();
-    await this.loopDone;
-    await Promise.allSettled([...this.active]);
+    await this.work.stop();
   }
 
   /** One round without the loop: claims what is due (up to the concurrency), runs those steps and the sweep. */
@@ -59,46 +53,6 @@ export class Engine {
     await Promise.all(claimed.map((t) => this.run(t)));
     await this.sweep(true);
     return claimed.length;
-  }
-
-  private wake(): void {
-    this.wakeUp?.();
-  }
-
-  private async loop(): Promise<void> {
-    const { settings } = this.deps;
-    while (this.running) {
-      let full = false;
-      try {
-        const free = settings.concurrency - this.active.size;
-        if (free > 0) {
-          const claimed = await this.claim(free);
-          for (const task of claimed) this.launch(task);
-          full = claimed.length === free;
-        } else full = true;
-        await this.sweep(false);
-      } catch (e) {
-        this.log.error({ err: e }, 'engine: claim or sweep failed');
-      }
-      if (!this.running) break;
-      // Busy: go again as soon as a slot frees. Idle: look again after the poll interval or on a wake-up.
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, full && this.active.size > 0 ? 60_000 : settings.pollMs);
-        this.wakeUp = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.wakeUp = null;
-    }
-  }
-
-  private launch(task: TaskWork): void {
-    const p = this.run(task).finally(() => {
-      this.active.delete(p);
-      this.wake();
-    });
-    this.active.add(p);
   }
 
   /** Runs one step while keeping the lease alive, so a long render is not taken over by another worker. */
@@ -111,7 +65,7 @@ export class Engine {
       await stepTask(this.deps, task);
     } catch (e) {
       // A step that failed to write (database down): the lease runs out and the task is tried again.
-      this.log.error({ err: e, taskId: task.id }, 'engine: step failed');
+      this.work.log.error({ err: e, taskId: task.id }, 'engine: step failed');
     } finally {
       clearInterval(beat);
     }

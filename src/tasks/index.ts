@@ -15,3 +15,4 @@ export {
   IDEMPOTENCY_TTL_MS,
   type TaskState,
 } from './states.js';
+export { taskView, TASK_VIEW_COLUMNS, type TaskRow, type ViewOptions } from './view.js';

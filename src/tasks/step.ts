@@ -1,6 +1,7 @@
 import { BackendFailure } from '../backends/index.js';
 import { finishTask } from './finish.js';
 import { moveTask } from './transition.js';
+import { applyTrims } from './trims.js';
 import { failTask, jobOf, release, withTimeout, type EngineDeps, type TaskWork } from './work.js';
 
 /**
@@ -24,7 +25,9 @@ export async function stepTask(deps: EngineDeps, task: TaskWork): Promise<void> 
   const call = <T>(p: Promise<T>, what: string) => withTimeout(p, settings.callTimeoutMs, `backend ${backend.name} ${what}`);
   try {
     if (task.state === 'waiting') {
-      const ref = await call(backend.submit(job), 'submit');
+      // The trim plan is applied to the real files before the backend sees the task (DECISIONS §11).
+      const ready = await applyTrims(deps, task);
+      const ref = await call(backend.submit(ready === task ? job : jobOf(ready, deps.catalog)), 'submit');
       if (typeof ref !== 'string' || ref.length === 0 || ref.length > 2000) throw new Error(`backend ${backend.name} submit returned no usable reference`);
       const now = clock.now();
       await deps.database.tx((trx) =>

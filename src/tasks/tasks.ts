@@ -9,7 +9,7 @@ import type { Files, MediaFactsResolver } from '../files/index.js';
 import type { Database } from '../store/db.js';
 import { precompile } from '../store/prepared.js';
 import type { CallbacksTable, TaskState } from '../store/schema.js';
-import { createTask, type Created } from './create.js';
+import { createTask, type CreateDeps, type Created } from './create.js';
 import { TASK_VIEW_COLUMNS, taskView, type TaskRow, type ViewOptions } from './view.js';
 
 /** In-process signals: `created` wakes the local engine; `finished` (taskId) is the hook for callback delivery (issue 6). */
@@ -35,6 +35,8 @@ export class Tasks {
     private readonly facts: MediaFactsResolver,
     files: Files,
     private readonly config: Config,
+    /** Optional createTask checks: callBackUrl against the network guard, the content check. */
+    private readonly checks: Pick<CreateDeps, 'checkUrl' | 'moderate'> = {},
   ) {
     const { db } = database;
     this.findTask = precompile(db, 2, (id, account) =>
@@ -54,6 +56,7 @@ export class Tasks {
         facts: this.facts,
         publicBaseUrl: this.config.PUBLIC_BASE_URL,
         topUpUrl: this.config.TOPUP_URL,
+        ...this.checks,
       },
       principal,
       body,

@@ -32,6 +32,8 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services) {
       }
     });
     const id = (req: FastifyRequest) => parseWith(idParams, req.params, '').id;
+    // Model ids may contain a slash (vendor/name): send it URL-encoded.
+    const modelId = (req: FastifyRequest) => decodeURIComponent(String((req.params as { id?: string }).id ?? ''));
 
     admin.post('/accounts', async (req) => {
       const body = parseWith(createAccountBody, req.body, '');
@@ -49,6 +51,9 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services) {
     admin.post('/accounts/:id/keys', async (req) => ok(await accounts.createKey(id(req), parseWith(createKeyBody, req.body, ''))));
     admin.get('/accounts/:id/keys', async (req) => ok(await accounts.listKeys(id(req))));
     admin.post('/keys/:id/revoke', async (req) => ok(await accounts.revokeKey(id(req))));
+    admin.get('/models', async () => ok(await services.models.list()));
+    admin.post('/models/:id/disable', async (req) => ok(await services.models.set(modelId(req), false)));
+    admin.post('/models/:id/enable', async (req) => ok(await services.models.set(modelId(req), true)));
     admin.get('/accounts/:id/ledger', async (req, reply) => {
       const entries = await accounts.ledgerEntries(id(req));
       if ((req.query as { format?: string }).format === 'csv') {

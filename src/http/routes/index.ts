@@ -6,13 +6,22 @@ import { registerCatalogRoutes } from './catalog.js';
 import { registerPricingRoutes } from './pricing.js';
 import { registerTaskRoutes } from './tasks.js';
 import { registerFileRoutes } from './files.js';
+import { registerUploadRoutes } from './upload.js';
+import { registerOpsRoutes } from './ops.js';
+import { registerDocsRoutes, trackRoutes } from './docs.js';
+import { registerMcpRoutes } from './mcp.js';
 
 /** Every route area; each registers its own paths. */
 export function registerRoutes(app: FastifyInstance, services: Services) {
+  trackRoutes(app); // before any route: lists them for the OpenAPI coverage check
+  registerOpsRoutes(app, services); // first: its request-metrics hook must cover every route
   registerBalanceRoutes(app, services);
   registerAdminRoutes(app, services);
   registerCatalogRoutes(app, services);
   registerPricingRoutes(app, services);
   registerTaskRoutes(app, services);
   registerFileRoutes(app, services);
+  registerUploadRoutes(app, services);
+  registerDocsRoutes(app, services);
+  registerMcpRoutes(app, services);
 }

@@ -3,6 +3,7 @@ import type { Dialect } from '../db.js';
 import * as m001 from './001_foundation.js';
 import * as m002 from './002_tasks.js';
 import * as m003 from './003_rate_limits.js';
+import * as m004 from './004_callbacks_models.js';
 
 export interface Migration {
   version: number;
@@ -15,4 +16,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 1, name: 'foundation', up: m001.up },
   { version: 2, name: 'tasks', up: m002.up },
   { version: 3, name: 'rate limits', up: m003.up },
+  { version: 4, name: 'callback leases and model switches', up: m004.up },
 ];

@@ -1,0 +1,50 @@
+import { NetError, type NetGuard } from '../net/index.js';
+import type { CallbacksTable } from '../store/schema.js';
+import { taskView, type TaskRow, type ViewOptions } from '../tasks/index.js';
+import { signatureHeaders } from './signing.js';
+
+/** What one attempt came to: delivered, or why not. */
+export interface Attempt {
+  ok: boolean;
+  statusCode: number | null;
+  error: string | null;
+}
+
+/** DECISIONS §14: the body existing handlers of this API family parse; `data` is the recordInfo Task plus `callbackType`. */
+export function callbackBody(task: TaskRow, callback: CallbacksTable, view: ViewOptions): { taskId: string; body: string } {
+  const success = task.state === 'success';
+  const data = { ...taskView(task, callback, view), callbackType: success ? 'task_completed' : 'task_failed' };
+  const payload = { code: success ? 200 : 501, msg: success ? 'success' : (task.fail_msg ?? ''), taskId: task.id, data };
+  return { taskId: task.id, body: JSON.stringify(payload) };
+}
+
+/** The delivery id: stable across retries of one task's callback, so receivers can de-duplicate. */
+export function webhookId(taskId: string): string {
+  return `msg_${taskId}`;
+}
+
+/** POSTs one signed delivery through the network guard. Any 2xx within the timeout is delivery; redirects are not followed. */
+export async function attemptDelivery(guard: NetGuard, url: string, secret: string, taskId: string, body: string, at: Date, timeoutMs: number): Promise<Attempt> {
+  try {
+    const res = await guard.fetch(url, {
+      method: 'POST',
+      body,
+      timeoutMs,
+      maxBytes: 64 * 1024,
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'GenGate-Callbacks/1',
+        ...signatureHeaders(secret, webhookId(taskId), taskId, body, at),
+      },
+    });
+    if (res.status >= 200 && res.status < 300) return { ok: true, statusCode: res.status, error: null };
+    if (res.status >= 300 && res.status < 400) {
+      const to = res.headers.location ? ` to ${String(res.headers.location).slice(0, 200)}` : '';
+      return { ok: false, statusCode: res.status, error: `redirect${to} not followed (HTTP ${res.status})` };
+    }
+    return { ok: false, statusCode: res.status, error: `receiver answered HTTP ${res.status}` };
+  } catch (e) {
+    const message = e instanceof NetError ? e.message : `delivery failed: ${(e as Error).message}`;
+    return { ok: false, statusCode: null, error: message.slice(0, 500) };
+  }
+}

@@ -1,0 +1,147 @@
+import type { Clock } from '../clock.js';
+import { randomId } from '../ids.js';
+import { WorkLoop } from '../store/work-loop.js';
+import type { NetGuard } from '../net/index.js';
+import type { Database } from '../store/db.js';
+import type { Updateable } from 'kysely';
+import type { CallbacksTable } from '../store/schema.js';
+import { TASK_VIEW_COLUMNS, type EngineLog, type TaskRow, type TaskSignals, type ViewOptions } from '../tasks/index.js';
+import { attemptDelivery, callbackBody, type Attempt } from './deliver.js';
+
+/** Settings of the delivery worker. */
+export interface CallbackSettings {
+  /** Waits before each retry; one more than their number is the number of attempts. */
+  retryDelaysMs: readonly number[];
+  timeoutMs: number;
+  concurrency: number;
+  pollMs: number;
+}
+
+/** Everything the worker uses. `count` is told the outcome of every attempt (metrics). */
+export interface CallbackDeps {
+  database: Database;
+  clock: Clock;
+  guard: NetGuard;
+  view: ViewOptions;
+  signals: TaskSignals;
+  settings: CallbackSettings;
+  count?: (outcome: 'delivered' | 'retry' | 'failed') => void;
+}
+
+/** A claimed delivery with what it needs: the task (null if gone) and the account's secret. */
+interface Claimed {
+  c: CallbacksTable;
+  task: TaskRow | null;
+  secret: string;
+}
+
+/**
+ * Delivers task callbacks durably (DECISIONS §14). The outbox row is made due by the same
+ * transaction that finishes the task; this worker claims due rows with a lease like the
+ * engine (FOR UPDATE SKIP LOCKED on PostgreSQL), so several processes share the work and a
+ * delivery interrupted by a crash is retried when its lease runs out.
+ */
+export class CallbackWorker {
+  readonly workerId = randomId('cb_', 9);
+  private readonly work: WorkLoop<Claimed>;
+
+  constructor(private readonly deps: CallbackDeps) {
+    const { concurrency, pollMs } = deps.settings;
+    this.work = new WorkLoop<Claimed>({
+      name: 'callbacks',
+      concurrency,
+      pollMs,
+      claim: (n) => this.claim(n),
+      run: (c) => this.deliver(c).catch((e) => this.work.log.error({ err: e, taskId: c.c.task_id }, 'callbacks: delivery bookkeeping failed')),
+      // Claim in batches: one round trip for many deliveries.
+      minFreeToClaim: Math.ceil(concurrency / 4),
+    });
+    deps.signals.on('finished', () => this.work.wake());
+  }
+
+  /** Starts the loop (idempotent). */
+  start(log?: EngineLog): void {
+    this.work.start(log);
+  }
+
+  /** Stops claiming and waits for the deliveries in flight. */
+  async stop(): Promise<void> {
+    await this.work.stop();
+  }
+
+  /** One round without the loop: claims what is due and delivers it; returns how many were attempted. */
+  async tick(): Promise<number> {
+    const claimed = await this.claim(this.deps.settings.concurrency);
+    await Promise.all(claimed.map((c) => this.deliver(c)));
+    return claimed.length;
+  }
+
+  /** Takes leases on up to `n` due deliveries, oldest due first, with their tasks and signing secrets (one round trip for the batch). */
+  private async claim(n: number): Promise<Claimed[]> {
+    const { database, clock, settings } = this.deps;
+    const now = clock.now();
+    return database.tx(async (trx) => {
+      let due = trx
+        .selectFrom('callbacks')
+        .select('task_id')
+        .where('status', '=', 'pending')
+        .where('due_at', '<=', now)
+        .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
+        .orderBy('due_at')
+        .limit(n);
+      if (database.dialect === 'postgres') due = due.forUpdate().skipLocked();
+      const rows = await trx
+        .updateTable('callbacks')
+        .set({ locked_until: now + settings.timeoutMs + 30_000, locked_by: this.workerId })
+        .where('task_id', 'in', due)
+        .returningAll()
+        .execute();
+      if (rows.length === 0) return [];
+      const tasks = await trx
+        .selectFrom('tasks')
+        .innerJoin('accounts', 'accounts.id', 'tasks.account_id')
+        .select(TASK_VIEW_COLUMNS.map((col) => `tasks.${col}` as const))
+        .select('accounts.webhook_secret')
+        .where('tasks.id', 'in', rows.map((r) => r.task_id))
+        .execute();
+      const byId = new Map(tasks.map((t) => [t.id, t]));
+      return rows.map((c) => {
+        const t = byId.get(c.task_id);
+        return { c, task: t ? ({ ...t, seq: Number(t.seq) } as unknown as TaskRow) : null, secret: t?.webhook_secret ?? '' };
+      });
+    });
+  }
+
+  /** One attempt of one claimed delivery, then its outcome written back (only while this worker holds the lease). */
+  private async deliver({ c, task, secret }: Claimed): Promise<void> {
+    const { clock, guard, view, settings } = this.deps;
+    let attempt: Attempt;
+    if (!task) attempt = { ok: false, statusCode: null, error: 'the task no longer exists' };
+    else {
+      const { body } = callbackBody(task, c, view);
+      attempt = await attemptDelivery(guard, c.url, secret, c.task_id, body, new Date(clock.now()), settings.timeoutMs);
+    }
+    const now = clock.now();
+    const attempts = Number(c.attempts) + 1;
+    const retryIn = task ? settings.retryDelaysMs[attempts - 1] : undefined;
+    const outcome = attempt.ok ? 'delivered' : retryIn === undefined ? 'failed' : 'retry';
+    await this.write(c.task_id, {
+        status: outcome === 'retry' ? 'pending' : outcome,
+        attempts,
+        last_attempt_at: now,
+        last_status_code: attempt.statusCode,
+        last_error: attempt.error,
+        delivered_at: attempt.ok ? now : null,
+        due_at: outcome === 'retry' ? now + retryIn! : c.due_at,
+        locked_until: null,
+        locked_by: null,
+      });
+    this.deps.count?.(outcome);
+    if (outcome === 'failed') this.work.log.warn({ taskId: c.task_id, attempts, error: attempt.error }, 'callbacks: delivery given up');
+  }
+
+  /** Writes one outcome, only while this worker still holds the lease. */
+  private async write(taskId: string, patch: Updateable<CallbacksTable>): Promise<void> {
+    await this.deps.database.db.updateTable('callbacks').set(patch).where('task_id', '=', taskId).where('locked_by', '=', this.workerId).execute();
+  }
+}

@@ -1,0 +1,93 @@
+import type { Clock } from '../clock.js';
+import { Errors, shown } from '../errors.js';
+import type { Database } from '../store/db.js';
+import { makeCatalog } from './catalog.js';
+import type { Catalog, ModelDef } from './types.js';
+
+/** One model as the operator sees it: the catalog's default and the switch in force. */
+export interface ModelSwitchView {
+  id: string;
+  enabled: boolean;
+  /** What the catalog (file) says; the switch, when set, overrides it. */
+  catalogEnabled: boolean;
+  switchedAt: number | null;
+}
+
+/**
+ * The operator's model switches (CLI / admin API), stored in `model_switches` so every process
+ * sees them. Reads are free: `catalog` is a live view rebuilt only when a switch changes; this
+ * process's own changes apply at once, other processes' within the refresh interval.
+ */
+export class ModelSwitches {
+  private current: Catalog;
+  private switches = new Map<string, { enabled: boolean; at: number }>();
+  private timer: NodeJS.Timeout | null = null;
+  /** The catalog with the switches applied; pass this one around (same object for the life of the process). */
+  readonly catalog: Catalog;
+
+  constructor(
+    private readonly database: Database,
+    private readonly base: Catalog,
+    private readonly clock: Clock,
+  ) {
+    this.current = base;
+    const self = this;
+    this.catalog = {
+      get models() {
+        return self.current.models;
+      },
+      find: (name) => self.current.find(name),
+    };
+  }
+
+  /** Reads the switches from the database and rebuilds the view when they changed. */
+  async refresh(): Promise<void> {
+    const rows = await this.database.db.selectFrom('model_switches').selectAll().execute();
+    const next = new Map(rows.map((r) => [r.model_id, { enabled: Number(r.enabled) === 1, at: Number(r.updated_at) }]));
+    const same = next.size === this.switches.size && [...next].every(([id, s]) => this.switches.get(id)?.enabled === s.enabled);
+    this.switches = next;
+    if (same) return;
+    const models = this.base.models.map((m): ModelDef => {
+      const s = next.get(m.id);
+      return s && s.enabled !== m.enabled ? { ...m, enabled: s.enabled } : m;
+    });
+    this.current = models.some((m, i) => m !== this.base.models[i]) ? makeCatalog(models) : this.base;
+  }
+
+  /** Refreshes every `everyMs` in the background (unref'd: it never keeps the process alive). */
+  start(everyMs: number): void {
+    if (this.timer || everyMs <= 0) return;
+    this.timer = setInterval(() => void this.refresh().catch(() => {}), everyMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** Every model with its switch. */
+  async list(): Promise<ModelSwitchView[]> {
+    await this.refresh();
+    return this.base.models.map((m) => this.view(m));
+  }
+
+  /** Switches a model (id or alias) on or off for every process; returns its view. */
+  async set(name: string, enabled: boolean): Promise<ModelSwitchView> {
+    const model = this.base.find(name);
+    if (!model) throw Errors.notFound(`model ${shown(name)} is not in the catalog`);
+    const now = this.clock.now();
+    await this.database.db
+      .insertInto('model_switches')
+      .values({ model_id: model.id, enabled: enabled ? 1 : 0, updated_at: now })
+      .onConflict((oc) => oc.column('model_id').doUpdateSet({ enabled: enabled ? 1 : 0, updated_at: now }))
+      .execute();
+    await this.refresh();
+    return this.view(model);
+  }
+
+  private view(m: ModelDef): ModelSwitchView {
+    const s = this.switches.get(m.id);
+    return { id: m.id, enabled: s ? s.enabled : m.enabled, catalogEnabled: m.enabled, switchedAt: s ? s.at : null };
+  }
+}

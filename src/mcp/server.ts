@@ -1,0 +1,67 @@
+import { countKeyCall } from '../http/limits.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { AppError, statusOf } from '../errors.js';
+import { failure } from '../http/envelope.js';
+import { API_DOC_VERSION } from '../openapi/document.js';
+import { CalculatorError } from '../pricing/index.js';
+import type { Services } from '../services.js';
+import { TOOLS } from './tools.js';
+
+/** The MCP request's own facts: its Authorization header (keyed tools) and request id (quoted in a 500). */
+export interface McpRequest {
+  authorization: string | undefined;
+  requestId: string;
+}
+
+const INSTRUCTIONS =
+  'GenGate generates images, video and music, pay per run. Public tools (no key): list_models, get_model, calculate_price, get_price_list. ' +
+  'With Authorization: Bearer <API key> on the MCP connection: create_task (charged at creation, refunded on failure), get_task, wait_for_task, list_tasks, get_balance.';
+
+/** A refusal as an MCP tool error: the REST API's `msg` as text, its envelope (or the calculator's body) as structured content. */
+function toolError(services: Services, req: McpRequest, e: unknown): CallToolResult {
+  if (e instanceof CalculatorError) return { isError: true, content: [{ type: 'text', text: e.message }], structuredContent: e.body() };
+  const err = e instanceof AppError ? e : new AppError('internal', `internal error; quote request id ${req.requestId} when reporting it`);
+  const [status, type] = statusOf(err.kind, services.config.ERROR_STYLE);
+  return { isError: true, content: [{ type: 'text', text: err.message }], structuredContent: failure(status, type, err.message, err.data) };
+}
+
+/** A fresh MCP server for one HTTP request (stateless: nothing is kept between requests, so any process can answer). */
+export function mcpServer(services: Services, req: McpRequest, log: (err: unknown) => void): Server {
+  const server = new Server({ name: 'gengate', title: 'GenGate', version: API_DOC_VERSION }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: TOOLS.map((t) => ({
+      name: t.name,
+      title: t.title,
+      description: t.description,
+      inputSchema: t.inputSchema(services) as { type: 'object' },
+      annotations: { title: t.title, readOnlyHint: t.readOnly, openWorldHint: false, ...(t.readOnly ? {} : { idempotentHint: false, destructiveHint: false }) },
+    })),
+  }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const tool = TOOLS.find((t) => t.name === request.params.name);
+    if (!tool) {
+      return { isError: true, content: [{ type: 'text', text: `unknown tool ${JSON.stringify(request.params.name)}; tools: ${TOOLS.map((t) => t.name).join(', ')}` }] };
+    }
+    const token = request.params._meta?.progressToken;
+    try {
+      const principal = tool.scope ? await services.auth.authenticate(req.authorization, tool.scope) : null;
+      if (principal && tool.scope) await countKeyCall(services, principal, tool.scope); // the same per-key budget as REST
+      const data = await tool.run(request.params.arguments ?? {}, {
+        services,
+        principal,
+        signal: extra.signal,
+        progress: async (progress, total, message) => {
+          if (token !== undefined) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress, total, message } });
+        },
+      });
+      return { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data };
+    } catch (e) {
+      if (!(e instanceof AppError) && !(e instanceof CalculatorError)) log(e);
+      return toolError(services, req, e);
+    }
+  });
+  return server;
+}

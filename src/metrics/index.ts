@@ -1,0 +1,97 @@
+import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import { sql } from 'kysely';
+import type { Clock } from '../clock.js';
+import type { Database } from '../store/db.js';
+import { MICROS_PER_USD } from '../billing/index.js';
+import { RequestHistogram } from './requests.js';
+
+/** Latency buckets in seconds: most answers are sub-millisecond to tens of ms; uploads and MCP waits are longer. */
+const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120];
+/** Outcomes of one callback delivery attempt (issue 6 counts them). */
+export const CALLBACK_OUTCOMES = ['delivered', 'retry', 'failed'] as const;
+export type CallbackOutcome = (typeof CALLBACK_OUTCOMES)[number];
+
+/**
+ * Prometheus metrics of one process. Requests are counted here as they happen (one histogram
+ * observation each); everything about tasks and money is read from the database at scrape
+ * time, so every process reports the same, correct figures whichever process did the work.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly http: RequestHistogram;
+  /** Incremented by callback delivery (issue 6), one per attempt, by outcome. */
+  readonly callbackDeliveries: Counter<'outcome'>;
+  private readonly tasks: Gauge<'state' | 'model'>;
+  private readonly queueDepth: Gauge;
+  private readonly oldestWaiting: Gauge;
+  private readonly callbacks: Gauge<'status'>;
+  private readonly charged: Counter;
+  private readonly refunded: Counter<'kind'>;
+  private refreshing: Promise<void> | null = null;
+
+  constructor(
+    private readonly database: Database,
+    private readonly clock: Clock,
+  ) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.http = new RequestHistogram('gengate_http_request_duration_seconds', 'HTTP requests by method, route pattern and status, with their latency', BUCKETS);
+    this.registry.registerMetric(this.http as unknown as Metric);
+    this.callbackDeliveries = new Counter({ name: 'gengate_callback_deliveries_total', help: 'Callback delivery attempts by outcome (delivered, retry, failed)', labelNames: ['outcome'], registers });
+    for (const outcome of CALLBACK_OUTCOMES) this.callbackDeliveries.inc({ outcome }, 0);
+    this.tasks = new Gauge({ name: 'gengate_tasks', help: 'Tasks in the database by state and model', labelNames: ['state', 'model'], registers });
+    this.queueDepth = new Gauge({ name: 'gengate_engine_queue_depth', help: 'Tasks accepted but not yet handed to a backend (state waiting)', registers });
+    this.oldestWaiting = new Gauge({ name: 'gengate_engine_oldest_waiting_seconds', help: 'Age of the oldest task in state waiting (0 when none)', registers });
+    this.callbacks = new Gauge({ name: 'gengate_callbacks', help: 'Callbacks by delivery status (pending, delivered, failed)', labelNames: ['status'], registers });
+    this.charged = new Counter({ name: 'gengate_charged_usd_total', help: 'USD charged for tasks (ledger charge entries)', registers });
+    this.refunded = new Counter({ name: 'gengate_refunded_usd_total', help: 'USD refunded for tasks by kind (full, partial)', labelNames: ['kind'], registers });
+  }
+
+  /** Records one answered request; `route` is the route pattern (never the raw URL, which would explode the label set). */
+  observeRequest(method: string, route: string | undefined, status: number, ms: number): void {
+    this.http.observe(method, route ?? 'unmatched', status, ms / 1000);
+  }
+
+  /** The exposition text; reads the database figures first (one refresh shared by concurrent scrapes). */
+  async render(): Promise<string> {
+    this.refreshing ??= this.refresh().finally(() => {
+      this.refreshing = null;
+    });
+    await this.refreshing;
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  private async refresh(): Promise<void> {
+    const { db } = this.database;
+    const [byState, waiting, callbacks, money] = await Promise.all([
+      db.selectFrom('tasks').select(['state', 'model', (eb) => eb.fn.countAll().as('n')]).groupBy(['state', 'model']).execute(),
+      db.selectFrom('tasks').select([(eb) => eb.fn.countAll().as('n'), (eb) => eb.fn.min('created_at').as('oldest')]).where('state', '=', 'waiting').executeTakeFirst(),
+      db.selectFrom('callbacks').select(['status', (eb) => eb.fn.countAll().as('n')]).groupBy('status').execute(),
+      db
+        .selectFrom('ledger_entries')
+        .select(['kind', sql<number>`sum(amount_micros)`.as('micros')])
+        .where('kind', 'in', ['charge', 'refund', 'partial_refund'])
+        .groupBy('kind')
+        .execute(),
+    ]);
+    this.tasks.reset();
+    for (const r of byState) this.tasks.set({ state: r.state, model: r.model }, Number(r.n));
+    this.queueDepth.set(Number(waiting?.n ?? 0));
+    const oldest = waiting?.oldest === null || waiting?.oldest === undefined ? null : Number(waiting.oldest);
+    this.oldestWaiting.set(oldest === null ? 0 : Math.max(0, (this.clock.now() - oldest) / 1000));
+    this.callbacks.reset();
+    for (const status of ['pending', 'delivered', 'failed']) this.callbacks.set({ status }, 0);
+    for (const r of callbacks) this.callbacks.set({ status: r.status }, Number(r.n));
+    const usd = (kind: string) => Math.abs(Number(money.find((m) => m.kind === kind)?.micros ?? 0)) / MICROS_PER_USD;
+    // Totals come from the append-only ledger, so they only grow: set the counters to them.
+    this.charged.reset();
+    this.charged.inc(usd('charge'));
+    this.refunded.reset();
+    this.refunded.inc({ kind: 'full' }, usd('refund'));
+    this.refunded.inc({ kind: 'partial' }, usd('partial_refund'));
+  }
+}

@@ -1,0 +1,186 @@
+import dns from 'node:dns';
+import http, { type IncomingHttpHeaders } from 'node:http';
+import https from 'node:https';
+import { isIP, type LookupFunction, type Socket } from 'node:net';
+import { isBlockedAddress } from './address.js';
+
+/** Why an outbound request was refused or failed. */
+export type NetErrorCode = 'bad_url' | 'blocked' | 'timeout' | 'too_large' | 'network';
+
+/** An outbound request that was refused by the guard or failed on the way; `message` is safe to show to the account. */
+export class NetError extends Error {
+  constructor(
+    readonly code: NetErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'NetError';
+  }
+}
+
+/** Settings of the guard: the ALLOW_PRIVATE_NETWORK switch and the default limits. */
+export interface NetGuardOptions {
+  allowPrivate: boolean;
+  /** Whole-request deadline (connect to last byte); default 10 s. */
+  timeoutMs?: number;
+  /** Largest response body read; default 10 MB. */
+  maxBytes?: number;
+}
+
+/** One outbound request. Redirects are not followed unless `maxRedirects` > 0 (each hop is checked again). */
+export interface FetchOptions {
+  method?: 'GET' | 'POST' | 'HEAD';
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+  timeoutMs?: number;
+  maxBytes?: number;
+  maxRedirects?: number;
+}
+
+/** The answer: status, headers and the whole (size-limited) body. */
+export interface FetchResult {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+  /** The URL that answered (differs from the asked one after followed redirects). */
+  url: string;
+}
+
+/** DNS lookup that drops blocked addresses and fails when nothing else is left: the check happens when connecting, so DNS rebinding cannot pass. */
+const guardedLookup: LookupFunction = (hostname, options, callback) => {
+  dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
+    if (err) return callback(err, '', 4);
+    const allowed = addresses.filter((a) => !isBlockedAddress(a.address));
+    if (allowed.length === 0) {
+      const seen = addresses.map((a) => a.address).join(', ');
+      return callback(new NetError('blocked', `${hostname} resolves to ${seen}, a private, loopback, link-local or metadata address`), '', 4);
+    }
+    if (options.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, allowed);
+    callback(null, allowed[0]!.address, allowed[0]!.family);
+  });
+};
+
+/**
+ * The one door for every URL GenGate itself fetches (callbacks, photos for the content check,
+ * backends' result links): http(s) only, no private addresses unless allowed, a deadline and a
+ * size limit, keep-alive connections.
+ */
+export class NetGuard {
+  private readonly agents = {
+    'http:': new http.Agent({ keepAlive: true, maxSockets: 256 }),
+    'https:': new https.Agent({ keepAlive: true, maxSockets: 256 }),
+  };
+  readonly allowPrivate: boolean;
+  private readonly timeoutMs: number;
+  private readonly maxBytes: number;
+
+  constructor(options: NetGuardOptions) {
+    this.allowPrivate = options.allowPrivate;
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.maxBytes = options.maxBytes ?? 10 * 1024 * 1024;
+  }
+
+  /** Parses and checks a URL without connecting: http(s), and a literal address must not be blocked. Throws NetError. */
+  parse(url: string): URL {
+    let u: URL;
+    try {
+      u = new URL(url);
+    } catch {
+      throw new NetError('bad_url', `${url} is not a valid URL`);
+    }
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new NetError('bad_url', `${u.protocol} URLs are not fetched; use http:// or https://`);
+    if (u.username || u.password) throw new NetError('bad_url', 'URLs with a user name or password are not fetched');
+    const host = u.hostname.replace(/^\[|\]$/g, '');
+    if (!this.allowPrivate && isIP(host) && isBlockedAddress(host)) {
+      throw new NetError('blocked', `${host} is a private, loopback, link-local or metadata address`);
+    }
+    return u;
+  }
+
+  /** Checks a URL now, resolving its name: throws NetError `blocked` when it reaches only blocked addresses. DNS failures pass (checked again when connecting). */
+  async check(url: string): Promise<void> {
+    const u = this.parse(url);
+    const host = u.hostname.replace(/^\[|\]$/g, '');
+    if (this.allowPrivate || isIP(host)) return;
+    const addresses = await dns.promises.lookup(host, { all: true }).catch(() => null);
+    if (addresses && addresses.length > 0 && addresses.every((a) => isBlockedAddress(a.address))) {
+      throw new NetError('blocked', `${host} resolves to ${addresses.map((a) => a.address).join(', ')}, a private, loopback, link-local or metadata address`);
+    }
+  }
+
+  /** Sends one request through the guard; throws NetError on refusal, timeout, oversize or network failure. Non-2xx answers are returned, not thrown. */
+  async fetch(url: string, options: FetchOptions = {}): Promise<FetchResult> {
+    let current = url;
+    for (let hop = 0; ; hop++) {
+      const res = await this.once(current, options);
+      const location = res.headers.location;
+      if (res.status < 300 || res.status > 399 || !location || hop >= (options.maxRedirects ?? 0)) return res;
+      current = new URL(location, current).toString();
+    }
+  }
+
+  /** Closes idle keep-alive connections. */
+  close(): void {
+    this.agents['http:'].destroy();
+    this.agents['https:'].destroy();
+  }
+
+  private once(url: string, options: FetchOptions): Promise<FetchResult> {
+    const u = this.parse(url);
+    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
+    const maxBytes = options.maxBytes ?? this.maxBytes;
+    const protocol = u.protocol as 'http:' | 'https:';
+    return new Promise<FetchResult>((resolve, reject) => {
+      const request = (protocol === 'https:' ? https : http).request(u, {
+        method: options.method ?? 'GET',
+        headers: options.headers,
+        agent: this.agents[protocol],
+        ...(this.allowPrivate ? {} : { lookup: guardedLookup }),
+      });
+      const fail = (e: unknown) => {
+        clearTimeout(timer);
+        request.destroy();
+        reject(e instanceof NetError ? e : new NetError('network', networkMessage(e)));
+      };
+      const timer = setTimeout(() => fail(new NetError('timeout', `no complete answer within ${timeoutMs} ms`)), timeoutMs);
+      request.on('error', fail);
+      if (!this.allowPrivate) request.on('socket', (socket: Socket) => checkPeer(socket, fail));
+      request.on('response', (res) => {
+        const declared = Number(res.headers['content-length'] ?? 0);
+        if (declared > maxBytes) return fail(new NetError('too_large', `the answer is ${declared} bytes, more than the limit of ${maxBytes}`));
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > maxBytes) return fail(new NetError('too_large', `the answer is more than the limit of ${maxBytes} bytes`));
+          chunks.push(chunk);
+        });
+        res.on('error', fail);
+        res.on('end', () => {
+          clearTimeout(timer);
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), url: u.toString() });
+        });
+      });
+      request.end(options.body);
+    });
+  }
+}
+
+/** Second line of defence: whatever way the socket connected, its peer must not be a blocked address. */
+function checkPeer(socket: Socket, fail: (e: unknown) => void): void {
+  const verify = () => {
+    const peer = socket.remoteAddress;
+    if (peer && isBlockedAddress(peer)) fail(new NetError('blocked', `connected to ${peer}, a private, loopback, link-local or metadata address`));
+  };
+  if (socket.connecting) socket.once('connect', verify);
+  else verify();
+}
+
+/** A short reason for a network failure (never a stack). */
+function networkMessage(e: unknown): string {
+  const err = e as NodeJS.ErrnoException;
+  if (err?.code === 'ECONNREFUSED') return 'connection refused';
+  if (err?.code === 'ENOTFOUND') return 'host name not found';
+  if (err?.code === 'ECONNRESET') return 'connection reset';
+  return err?.code ? `${err.code}: ${err.message}` : String(err?.message ?? e);
+}

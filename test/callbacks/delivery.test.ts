@@ -1,0 +1,132 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Webhook } from 'standardwebhooks';
+import { createHmac } from 'node:crypto';
+import { dialects } from '../helpers/db.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { FAST, create, info } from '../tasks/support.js';
+import { closedPort, startReceiver } from './receiver.js';
+
+type Receiver = Awaited<ReturnType<typeof startReceiver>>;
+
+/** Retries `check` until it stops throwing (real time). */
+async function eventually<T>(check: () => Promise<T>, limitMs = 15_000): Promise<T> {
+  const end = Date.now() + limitMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (e) {
+      if (Date.now() > end) throw e;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+}
+
+describe.each(dialects())('callbacks on %s', (dialect) => {
+  let s: TestServer;
+  let r: Receiver;
+  let account: { id: string; key: string };
+  let secret: string;
+  beforeAll(async () => {
+    r = await startReceiver((path, count) => {
+      if (path.startsWith('/flaky')) return count === 1 ? 500 : 200;
+      if (path.startsWith('/slow')) return 'hang';
+      if (path.startsWith('/redirect')) return { redirect: `${r.url}/target` };
+      return 200;
+    });
+    s = await startServer(dialect, { ...FAST, ALLOW_PRIVATE_NETWORK: 'true', CALLBACK_RETRY_DELAYS_MS: '50,50', CALLBACK_TIMEOUT_MS: '300' });
+    s.services.engine.start();
+    s.services.callbacks.start();
+    account = await s.account(10);
+    secret = await s.services.accounts.webhookSecret(account.id);
+  });
+  afterAll(async () => {
+    await s.close();
+    await r.close();
+  });
+
+  /** Creates a task that reports to `path` of the receiver and waits until its callback is no longer pending. */
+  async function run(path: string, prompt = 'a cat', url = `${r.url}${path}`) {
+    const id = await create(s, account.key, 'nano-banana-2', { prompt }, { callBackUrl: url });
+    const task = await eventually(async () => {
+      const t = await info(s, account.key, id);
+      if (!t.callback || t.callback.status === 'pending') throw new Error(`callback still ${JSON.stringify(t.callback)}`);
+      return t;
+    }, 20_000);
+    return { id, task };
+  }
+
+  it('delivers a success with the recordInfo Task, signed both ways', async () => {
+    const { id, task } = await run('/ok');
+    expect(task.callback).toMatchObject({ url: `${r.url}/ok`, status: 'delivered', attempts: 1, lastStatusCode: 200, lastError: null });
+    expect(task.callback.deliveredAt).toEqual(expect.any(Number));
+    const [got] = r.at('/ok').filter((x) => JSON.parse(x.body).taskId === id);
+    const body = JSON.parse(got!.body);
+    expect(body).toMatchObject({ code: 200, msg: 'success', taskId: id, data: { taskId: id, state: 'success', callbackType: 'task_completed' } });
+    const { callback: _c, updateTime: _u, callbackType: _t, ...sent } = body.data;
+    const { callback: _c2, updateTime: _u2, ...shown } = task;
+    expect(sent).toEqual(shown);
+    expect(got!.headers['webhook-id']).toBe(`msg_${id}`);
+    expect(new Webhook(secret).verify(got!.body, got!.headers as Record<string, string>)).toEqual(body);
+    const legacy = createHmac('sha256', secret).update(`${id}.${got!.headers['x-webhook-timestamp']}`).digest('base64');
+    expect(got!.headers['x-webhook-signature']).toBe(legacy);
+    expect(() => new Webhook(Buffer.from('another secret').toString('base64')).verify(got!.body, got!.headers as Record<string, string>)).toThrow();
+  });
+
+  it('reports a failure with code 501, the failMsg and task_failed', async () => {
+    const { id, task } = await run('/ok-fail', 'a cat gengate:fail=501');
+    expect(task.state).toBe('fail');
+    const body = JSON.parse(r.at('/ok-fail').find((x) => JSON.parse(x.body).taskId === id)!.body);
+    expect(body).toMatchObject({ code: 501, msg: task.failMsg, taskId: id, data: { state: 'fail', refunded: true, callbackType: 'task_failed' } });
+  });
+
+  it('retries after a 500 with the same webhook-id, then delivers', async () => {
+    const { id, task } = await run('/flaky');
+    expect(task.callback).toMatchObject({ status: 'delivered', attempts: 2, lastStatusCode: 200, lastError: null });
+    const tries = r.at('/flaky');
+    expect(tries).toHaveLength(2);
+    expect(tries.map((t) => t.headers['webhook-id'])).toEqual([`msg_${id}`, `msg_${id}`]);
+  });
+
+  it('gives up after the last retry when the receiver never answers in time', async () => {
+    const { task } = await run('/slow');
+    expect(task.callback).toMatchObject({ status: 'failed', attempts: 3, lastStatusCode: null, deliveredAt: null });
+    expect(task.callback.lastError).toMatch(/within 300 ms/);
+  });
+
+  it('does not follow redirects', async () => {
+    const { task } = await run('/redirect');
+    expect(task.callback).toMatchObject({ status: 'failed', attempts: 3, lastStatusCode: 302 });
+    expect(task.callback.lastError).toMatch(/redirect .*not followed/);
+    expect(r.at('/target')).toHaveLength(0);
+  });
+
+  it('records a refused connection and fails after the retries', async () => {
+    const { task } = await run('/x', 'a cat', `http://127.0.0.1:${await closedPort()}/hook`);
+    expect(task.callback).toMatchObject({ status: 'failed', attempts: 3, lastStatusCode: null, lastError: 'connection refused' });
+  });
+
+  it('takes over a delivery whose worker died holding the lease (restart)', async () => {
+    const id = await create(s, account.key, 'nano-banana-2', { prompt: 'a cat' }, { callBackUrl: `${r.url}/orphan` });
+    // Another process claimed it and died: its lease ran out in the past.
+    await eventually(async () => {
+      const t = await info(s, account.key, id);
+      if (t.state !== 'success') throw new Error(t.state);
+    });
+    await s.services.callbacks.stop();
+    await eventually(async () => {
+      const t = await info(s, account.key, id);
+      if (t.callback.status === 'pending' && r.at('/orphan').length === 0) throw new Error('not yet');
+    }, 3_000).catch(() => {});
+    const db = s.services.database.db;
+    await db.updateTable('callbacks').set({ status: 'pending', attempts: 0, delivered_at: null, locked_by: 'cb_dead', locked_until: Date.now() - 1 }).where('task_id', '=', id).execute();
+    const before = r.at('/orphan').length;
+    s.services.callbacks.start();
+    const t = await eventually(async () => {
+      const x = await info(s, account.key, id);
+      if (x.callback.status !== 'delivered' || x.callback.attempts !== 1) throw new Error(JSON.stringify(x.callback));
+      return x;
+    });
+    expect(t.callback.status).toBe('delivered');
+    expect(r.at('/orphan').length).toBe(before + 1);
+  });
+});
