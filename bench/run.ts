@@ -8,6 +8,7 @@ import { benchProbe } from './probe.js';
 import { benchBurst, topUp } from './burst.js';
 import { benchCallbacks } from './callbacks.js';
 import { benchUpload, type UploadBench } from './upload.js';
+import { benchRateLimitCheck } from './limits.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
@@ -94,6 +95,10 @@ for (const [run, maxMs] of [
 // The engine burst: many tasks at once through a fresh server, none lost.
 const burst = await benchBurst(Number(process.env.BENCH_BURST ?? 10_000));
 const callbacks = await benchCallbacks();
+// Issue target: the rate-limit check costs recordInfo under 5 % of its throughput, i.e. of its CPU per request.
+const limitCheck = await benchRateLimitCheck();
+const recordInfoCpu = results.find((r) => r.name === 'GET /api/v1/jobs/recordInfo')?.cpuUsPerReq;
+const limitShare = recordInfoCpu ? Math.round((limitCheck.usPerCheck / recordInfoCpu) * 1000) / 10 : undefined;
 
 console.log(`\nconnections=${connections}, ${seconds}s per target and round, median of ${process.env.BENCH_ROUNDS ?? 3} rounds, node ${process.version}\n`);
 console.log('target'.padEnd(36), 'req/s'.padStart(9), 'p99 ms'.padStart(8), 'cpu µs/req'.padStart(11), 'ratio'.padStart(7), 'min'.padStart(5), ' result');
@@ -121,9 +126,13 @@ if (upload) {
     upload.pass ? 'PASS' : 'FAIL',
   );
 }
+console.log(
+  `${limitCheck.name}: ${limitCheck.usPerCheck} µs per check = ${limitShare ?? '?'} % of recordInfo's ${recordInfoCpu ?? '?'} µs CPU per request (max 5 %)`,
+  limitShare !== undefined && limitShare < 5 ? 'PASS' : 'FAIL',
+);
 console.log(`${callbacks.name}: ${callbacks.received}/${callbacks.deliveries} in ${callbacks.seconds} s, ${callbacks.perSec}/s (target ${callbacks.minPerSec}/s)`, callbacks.pass ? 'PASS' : 'FAIL');
 for (const m of micro) console.log(m.name.padEnd(60), `median ${m.medianMs.toFixed(3)} ms`.padStart(20), `(limit ${m.maxMs} ms)`, m.pass ? 'PASS' : 'FAIL');
 mkdirSync('bench/results', { recursive: true });
-writeFileSync('bench/results/latest.json', `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds, connections, http: results, micro, burst, callbacks, upload }, null, 2)}\n`);
+writeFileSync('bench/results/latest.json', `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds, connections, http: results, micro, burst, callbacks, upload, limitCheck: { ...limitCheck, shareOfRecordInfoPercent: limitShare } }, null, 2)}\n`);
 console.log('\nwritten bench/results/latest.json');
 process.exit(results.every((r) => r.pass !== false) && micro.every((m) => m.pass) && burst.lost === 0 && callbacks.pass && upload?.pass !== false ? 0 : 1);

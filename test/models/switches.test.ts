@@ -30,8 +30,10 @@ describe.each(dialects())('model switches on %s', (dialect) => {
     const off = await gengate(['model', 'disable', 'nano-banana-2', '--json'], env);
     expect(off.code, off.stderr).toBe(0);
     expect(JSON.parse(off.stdout).model).toMatchObject({ id: 'nano-banana-2', enabled: false, catalogEnabled: true });
-    await until(async () => (await createTask(a.key)).status === 505);
+    // Wait for this process to see the switch (MODEL_SWITCH_CACHE_MS) without creating, and paying for, tasks meanwhile.
+    await until(async () => (await listed()) === false);
     const res = await createTask(a.key);
+    expect(res.status).toBe(505);
     expect(res.body).toMatchObject({ error: 'model_disabled' });
     expect(res.body.msg).toMatch(/nano-banana-2 is temporarily disabled/);
     expect(await listed()).toBe(false);
