@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { MAX_IDEMPOTENCY_KEY, STATES, type ListQuery, type TaskState } from '../tasks/index.js';
+import { parseUsd } from '../billing/index.js';
 import { parseWith } from './validate.js';
 
 /**
@@ -38,3 +39,17 @@ export const idempotencyKey = z
 
 /** A callBackUrl as createTask accepts it. */
 export const callBackUrl = z.string().max(2048).describe('http:// or https:// URL; the result is POSTed there when the task finishes');
+
+const usd = z
+  .union([z.string(), z.number()])
+  .refine((v) => parseUsd(v) !== null, 'must be a USD amount such as "10" or "2.50" (at most 6 decimals)')
+  .describe('USD amount, e.g. "10" or "2.50" (at most 6 decimals)');
+const rateLimit = z.number().int().min(1).max(1_000_000_000).nullable();
+
+/** Admin API bodies (/admin/v1/*). */
+export const adminBodies = {
+  createAccount: z.object({ name: z.string().min(1).max(200), balance: usd.optional() }).strict(),
+  topup: z.object({ amount: usd, note: z.string().max(500).optional() }).strict(),
+  createKey: z.object({ scopes: z.array(z.string()).optional(), models: z.array(z.string()).optional() }).strict(),
+  limits: z.object({ write: rateLimit.optional(), read: rateLimit.optional() }).strict(),
+};

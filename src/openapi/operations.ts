@@ -3,7 +3,7 @@ import type { Scope } from '../accounts/index.js';
 import type { Config } from '../config.js';
 import type { ErrorKind } from '../errors.js';
 import { CALCULATOR_PARAMS } from '../pricing/index.js';
-import { idempotencyKey, listQuery, recordInfoQuery } from '../http/requests.js';
+import { adminBodies, idempotencyKey, listQuery, recordInfoQuery } from '../http/requests.js';
 import * as S from './schemas.js';
 
 /**
@@ -54,7 +54,6 @@ export interface Operation {
 
 const adminOn = (c: Config) => c.ADMIN_TOKEN !== undefined;
 const env = (schema: z.ZodType, description: string): Reply => ({ schema, envelope: true, description });
-const usd = z.union([z.string(), z.number()]).describe('USD amount, e.g. "10" or "2.50" (at most 6 decimals)');
 const calculatorQuery = z.object(
   Object.fromEntries(
     CALCULATOR_PARAMS.map((p) => {
@@ -171,17 +170,17 @@ function adminOperations(): Operation[] {
   const base = { tag: 'Admin' as const, auth: 'admin' as const, when: adminOn, errors: ['invalid_request', 'not_found'] as ErrorKind[] };
   return [
     { ...base, method: 'post', path: '/admin/v1/accounts', id: 'adminCreateAccount', summary: 'Create an account and its first key',
-      body: z.object({ name: z.string().min(1).max(200), balance: usd.optional() }).strict(), ok: env(S.AccountCreated, 'The account and its key (shown only here)') },
+      body: adminBodies.createAccount, ok: env(S.AccountCreated, 'The account and its key (shown only here)') },
     { ...base, method: 'get', path: '/admin/v1/accounts', id: 'adminListAccounts', summary: 'All accounts', ok: env(z.array(S.Account), 'Accounts') },
     { ...base, method: 'get', path: '/admin/v1/accounts/:id', id: 'adminGetAccount', summary: 'One account', params: adminAccount, ok: env(S.Account, 'The account') },
     { ...base, method: 'post', path: '/admin/v1/accounts/:id/disable', id: 'adminDisable', summary: 'Disable an account', params: adminAccount, ok: env(S.Account, 'The account') },
     { ...base, method: 'post', path: '/admin/v1/accounts/:id/enable', id: 'adminEnable', summary: 'Enable an account', params: adminAccount, ok: env(S.Account, 'The account') },
     { ...base, method: 'post', path: '/admin/v1/accounts/:id/topup', id: 'adminTopup', summary: 'Top up an account', params: adminAccount,
-      body: z.object({ amount: usd, note: z.string().max(500).optional() }).strict(), ok: env(S.Account, 'The account') },
+      body: adminBodies.topup, ok: env(S.Account, 'The account') },
     { ...base, method: 'post', path: '/admin/v1/accounts/:id/limits', id: 'adminLimits', summary: 'Set the account\'s per-key rate limits', params: adminAccount,
-      body: z.object({ write: z.number().int().min(1).nullable().optional(), read: z.number().int().min(1).nullable().optional() }).strict(), ok: env(S.Account, 'The account') },
+      body: adminBodies.limits, ok: env(S.Account, 'The account') },
     { ...base, method: 'post', path: '/admin/v1/accounts/:id/keys', id: 'adminCreateKey', summary: 'Create an API key', params: adminAccount,
-      body: z.object({ scopes: z.array(z.string()).optional(), models: z.array(z.string()).optional() }).strict(), ok: env(S.KeyCreated, 'The key and its secret (shown only here)') },
+      body: adminBodies.createKey, ok: env(S.KeyCreated, 'The key and its secret (shown only here)') },
     { ...base, method: 'get', path: '/admin/v1/accounts/:id/keys', id: 'adminListKeys', summary: 'Keys of an account', params: adminAccount, ok: env(z.array(S.ApiKey), 'Keys (never the secret)') },
     { ...base, method: 'get', path: '/admin/v1/models', id: 'adminListModels', summary: 'Every model with its enabled switch', ok: env(z.array(S.ModelSwitch), 'Models') },
     { ...base, method: 'post', path: '/admin/v1/models/:id/disable', id: 'adminDisableModel', summary: 'Disable a model (createTask answers 505)',

@@ -6,13 +6,8 @@ import { Errors } from '../../errors.js';
 import { entriesCsv, entryView, parseUsd } from '../../billing/index.js';
 import { ok } from '../envelope.js';
 import { parseWith } from '../validate.js';
+import { adminBodies } from '../requests.js';
 
-const usd = z.union([z.string(), z.number()]).refine((v) => parseUsd(v) !== null, 'must be a USD amount such as "10" or "2.50" (at most 6 decimals)');
-const createAccountBody = z.object({ name: z.string().min(1).max(200), balance: usd.optional() }).strict();
-const topupBody = z.object({ amount: usd, note: z.string().max(500).optional() }).strict();
-const createKeyBody = z.object({ scopes: z.array(z.string()).optional(), models: z.array(z.string()).optional() }).strict();
-const limit = z.number().int().min(1).max(1_000_000_000).nullable();
-const limitsBody = z.object({ write: limit.optional(), read: limit.optional() }).strict();
 const idParams = z.object({ id: z.string().min(1).max(100) });
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
@@ -36,7 +31,7 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services) {
     const modelId = (req: FastifyRequest) => decodeURIComponent(String((req.params as { id?: string }).id ?? ''));
 
     admin.post('/accounts', async (req) => {
-      const body = parseWith(createAccountBody, req.body, '');
+      const body = parseWith(adminBodies.createAccount, req.body, '');
       return ok(await accounts.create(body.name, body.balance === undefined ? 0 : parseUsd(body.balance)!));
     });
     admin.get('/accounts', async () => ok(await accounts.list()));
@@ -44,11 +39,11 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services) {
     admin.post('/accounts/:id/disable', async (req) => ok(await accounts.setStatus(id(req), 'disabled')));
     admin.post('/accounts/:id/enable', async (req) => ok(await accounts.setStatus(id(req), 'active')));
     admin.post('/accounts/:id/topup', async (req) => {
-      const body = parseWith(topupBody, req.body, '');
+      const body = parseWith(adminBodies.topup, req.body, '');
       return ok(await accounts.topup(id(req), parseUsd(body.amount)!, body.note ?? ''));
     });
-    admin.post('/accounts/:id/limits', async (req) => ok(await accounts.setLimits(id(req), parseWith(limitsBody, req.body, ''))));
-    admin.post('/accounts/:id/keys', async (req) => ok(await accounts.createKey(id(req), parseWith(createKeyBody, req.body, ''))));
+    admin.post('/accounts/:id/limits', async (req) => ok(await accounts.setLimits(id(req), parseWith(adminBodies.limits, req.body, ''))));
+    admin.post('/accounts/:id/keys', async (req) => ok(await accounts.createKey(id(req), parseWith(adminBodies.createKey, req.body, ''))));
     admin.get('/accounts/:id/keys', async (req) => ok(await accounts.listKeys(id(req))));
     admin.post('/keys/:id/revoke', async (req) => ok(await accounts.revokeKey(id(req))));
     admin.get('/models', async () => ok(await services.models.list()));
