@@ -84,12 +84,6 @@ export class Ledger {
     return { refunded: true, amount: value, balanceAfter };
   }
 
-  /** Current balance in micro-USD, or null if there is no such account. */
-  async balance(db: Kysely<DB>, accountId: string): Promise<number | null> {
-    const row = await db.selectFrom('accounts').select('balance_micros').where('id', '=', accountId).executeTakeFirst();
-    return row ? Number(row.balance_micros) : null;
-  }
-
   /** All entries of an account, oldest first. */
   async entries(db: Kysely<DB>, accountId: string): Promise<LedgerEntry[]> {
     const rows = await db.selectFrom('ledger_entries').selectAll().where('account_id', '=', accountId).orderBy('id').execute();
