@@ -42,7 +42,7 @@ export async function stepTask(deps: EngineDeps, task: TaskWork): Promise<void> 
     const status = await call(backend.progress(job, ref), 'progress');
     switch (status.state) {
       case 'queued':
-        await release(deps, task, settings.pollMs, { attempts: 0 });
+        await release(deps, task, recheck(status, settings.pollMs), { attempts: 0 });
         return;
       case 'running': {
         // Progress never goes back and reaches 100 only with success (DECISIONS §6).
@@ -51,11 +51,11 @@ export async function stepTask(deps: EngineDeps, task: TaskWork): Promise<void> 
           const now = clock.now();
           await deps.database.tx((trx) =>
             moveTask(trx, task.id, 'queuing', 'generating', now, {
-              progress, attempts: 0, locked_until: null, locked_by: null, run_at: Math.min(now + settings.pollMs, Number(task.deadline_at)),
+              progress, attempts: 0, locked_until: null, locked_by: null, run_at: Math.min(now + recheck(status, settings.pollMs), Number(task.deadline_at)),
             }),
           );
         } else {
-          await release(deps, task, settings.pollMs, { progress, attempts: 0 });
+          await release(deps, task, recheck(status, settings.pollMs), { progress, attempts: 0 });
         }
         return;
       }
@@ -85,3 +85,8 @@ export async function stepTask(deps: EngineDeps, task: TaskWork): Promise<void> 
   }
 }
 
+/** When to look at a task again: the backend's hint (at least 10 ms), else the poll interval. */
+function recheck(status: { recheckMs?: number }, pollMs: number): number {
+  const hint = Number(status.recheckMs);
+  return Number.isFinite(hint) && status.recheckMs !== undefined ? Math.max(10, Math.ceil(hint)) : pollMs;
+}
