@@ -12,6 +12,8 @@ import { benchRateLimitCheck } from './limits.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
+/** BENCH_ONLY=http measures just the HTTP targets (quick iterations); anything else runs every section. */
+const httpOnly = process.env.BENCH_ONLY === 'http';
 
 interface Target {
   name: string;
@@ -76,10 +78,32 @@ try {
     const ratio = Math.round((r.reqPerSec / base.reqPerSec) * 1000) / 1000;
     results.push({ ...r, ratio, minRatio: t.minRatio, pass: ratio >= t.minRatio && r.non2xx === 0 });
   }
-  upload = await benchUpload({ url: gengate.url, key, pid: gengate.child.pid!, dir: dataDir });
+  if (!httpOnly) upload = await benchUpload({ url: gengate.url, key, pid: gengate.child.pid!, dir: dataDir });
 } finally {
   await Promise.all([stopProcess(bare.child), stopProcess(gengate.child)]);
   rmSync(dataDir, { recursive: true, force: true });
+}
+
+/** The HTTP table: each target's req/s, p99, CPU per request and ratio to the bare server. */
+function printHttp(): void {
+  console.log(`\nconnections=${connections}, ${seconds}s per target and round, median of ${process.env.BENCH_ROUNDS ?? 3} rounds, node ${process.version}\n`);
+  console.log('target'.padEnd(36), 'req/s'.padStart(9), 'p99 ms'.padStart(8), 'cpu µs/req'.padStart(11), 'ratio'.padStart(7), 'min'.padStart(5), ' result');
+  for (const r of results) {
+    console.log(
+      r.name.padEnd(36),
+      String(r.reqPerSec).padStart(9),
+      String(r.p99Ms).padStart(8),
+      String(r.cpuUsPerReq ?? '-').padStart(11),
+      (r.ratio === undefined ? '1' : String(r.ratio)).padStart(7),
+      (r.minRatio === undefined ? '' : String(r.minRatio)).padStart(5),
+      r.pass === undefined ? ' baseline' : r.pass ? ' PASS' : ' FAIL',
+    );
+  }
+}
+
+if (httpOnly) {
+  printHttp();
+  process.exit(results.every((r) => r.pass !== false) ? 0 : 1);
 }
 
 // Micro-benchmarks with their own limits (median milliseconds).
@@ -100,19 +124,7 @@ const limitCheck = await benchRateLimitCheck();
 const recordInfoCpu = results.find((r) => r.name === 'GET /api/v1/jobs/recordInfo')?.cpuUsPerReq;
 const limitShare = recordInfoCpu ? Math.round((limitCheck.usPerCheck / recordInfoCpu) * 1000) / 10 : undefined;
 
-console.log(`\nconnections=${connections}, ${seconds}s per target and round, median of ${process.env.BENCH_ROUNDS ?? 3} rounds, node ${process.version}\n`);
-console.log('target'.padEnd(36), 'req/s'.padStart(9), 'p99 ms'.padStart(8), 'cpu µs/req'.padStart(11), 'ratio'.padStart(7), 'min'.padStart(5), ' result');
-for (const r of results) {
-  console.log(
-    r.name.padEnd(36),
-    String(r.reqPerSec).padStart(9),
-    String(r.p99Ms).padStart(8),
-    String(r.cpuUsPerReq ?? '-').padStart(11),
-    (r.ratio === undefined ? '1' : String(r.ratio)).padStart(7),
-    (r.minRatio === undefined ? '' : String(r.minRatio)).padStart(5),
-    r.pass === undefined ? ' baseline' : r.pass ? ' PASS' : ' FAIL',
-  );
-}
+printHttp();
 console.log('');
 console.log(
   `engine burst: ${burst.tasks} tasks, ${burst.final} final (${burst.success} success), lost ${burst.lost}; ` +
