@@ -35,6 +35,10 @@ const targets: Target[] = [
   { name: 'POST /api/v1/jobs/createTask', path: '/api/v1/jobs/createTask', auth: true, minRatio: 0.15, method: 'POST', body: CREATE_BODY },
 ];
 
+/** BENCH_TARGETS=balance,calculate keeps only the targets whose name contains one of the words (quick iterations). */
+const only = process.env.BENCH_TARGETS?.split(',').filter(Boolean);
+if (only) targets.splice(0, targets.length, ...targets.filter((t) => only.some((w) => t.name.includes(w))));
+
 function requestOf(t: Target) {
   const headers: Record<string, string> = t.auth ? { authorization: `Bearer ${key}` } : {};
   if (t.body) headers['content-type'] = 'application/json';
