@@ -1,7 +1,22 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB, LedgerKind } from '../store/schema.js';
 import type { Clock } from '../clock.js';
+import { insertRow, prepared } from '../store/prepared.js';
 
+type On = { db: Kysely<DB>; dialect: string };
+
+/** Takes money if the balance covers it; the condition keeps a balance from going below zero. */
+const takeStatement = prepared(2, (db: Kysely<DB>, accountId, amount) =>
+  db
+    .updateTable('accounts')
+    .set({ balance_micros: sql`balance_micros - ${amount}` })
+    .where('id', '=', accountId)
+    .where('balance_micros', '>=', amount as unknown as number)
+    .returning('balance_micros'),
+);
+const moveStatement = prepared(2, (db: Kysely<DB>, accountId, delta) =>
+  db.updateTable('accounts').set({ balance_micros: sql`balance_micros + ${delta}` }).where('id', '=', accountId).returning('balance_micros'),
+);
 export type ChargeResult =
   | { ok: true; balanceAfter: number }
   | { ok: false; balance: number; required: number };
@@ -26,7 +41,11 @@ export interface LedgerEntry {
  * and serialises concurrent writers on the account row), then the entry.
  */
 export class Ledger {
-  constructor(private readonly clock: Clock) {}
+  /** `on`: the database whose dialect the prepared statements are compiled for (they run on the caller's transaction). */
+  constructor(
+    private readonly clock: Clock,
+    private readonly on: On,
+  ) {}
 
   /** Takes `amount` from the account if the balance covers it; otherwise reports balance and required. */
   async charge(trx: Kysely<DB>, accountId: string, amount: number, taskId: string | null, reason: string): Promise<ChargeResult> {
@@ -101,13 +120,7 @@ export class Ledger {
 
   private async take(trx: Kysely<DB>, accountId: string, amount: number): Promise<ChargeResult> {
     assertAmount(amount);
-    const row = await trx
-      .updateTable('accounts')
-      .set({ balance_micros: sql`balance_micros - ${amount}` })
-      .where('id', '=', accountId)
-      .where('balance_micros', '>=', amount)
-      .returning('balance_micros')
-      .executeTakeFirst();
+    const [row] = await takeStatement(this.on, trx, accountId, amount);
     if (row) return { ok: true, balanceAfter: Number(row.balance_micros) };
     const current = await trx.selectFrom('accounts').select('balance_micros').where('id', '=', accountId).executeTakeFirst();
     if (!current) throw new Error(`no account ${accountId}`);
@@ -115,21 +128,15 @@ export class Ledger {
   }
 
   private async move(trx: Kysely<DB>, accountId: string, delta: number): Promise<number> {
-    const row = await trx
-      .updateTable('accounts')
-      .set({ balance_micros: sql`balance_micros + ${delta}` })
-      .where('id', '=', accountId)
-      .returning('balance_micros')
-      .executeTakeFirst();
+    const [row] = await moveStatement(this.on, trx, accountId, delta);
     if (!row) throw new Error(`no account ${accountId}`);
     return Number(row.balance_micros);
   }
 
   private async append(trx: Kysely<DB>, accountId: string, kind: LedgerKind, amount: number, balanceAfter: number, taskId: string | null, reason: string) {
-    await trx
-      .insertInto('ledger_entries')
-      .values({ account_id: accountId, kind, amount_micros: amount, balance_after_micros: balanceAfter, task_id: taskId, reason, created_at: this.clock.now() })
-      .execute();
+    await insertRow(this.on, trx, 'ledger_entries', {
+      account_id: accountId, kind, amount_micros: amount, balance_after_micros: balanceAfter, task_id: taskId, reason, created_at: this.clock.now(),
+    });
   }
 }
 

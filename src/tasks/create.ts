@@ -11,6 +11,7 @@ import { randomId } from '../ids.js';
 import { quote } from '../pricing/index.js';
 import type { Database } from '../store/db.js';
 import type { DB } from '../store/schema.js';
+import { insertRow } from '../store/prepared.js';
 import { bodyHash, boundTask } from './idempotency.js';
 import { DAY_MS, TASK_TIMEOUT_MS } from './states.js';
 import { recordCreated } from './transition.js';
@@ -114,38 +115,35 @@ export async function createTask(deps: CreateDeps, principal: Principal, rawBody
         { balance: formatUsd(charged.balance, 4), required: formatUsd(charged.required, 4), currency: 'USD', topUpUrl: deps.topUpUrl },
       );
     }
-    await trx
-      .insertInto('tasks')
-      .values({
-        id: taskId,
-        account_id: accountId,
-        model: model.id,
-        state: 'waiting',
-        param: JSON.stringify(rawBody),
-        input: JSON.stringify(input),
-        media: Object.keys(media).length > 0 ? JSON.stringify(media) : null,
-        callback_url: body.callBackUrl ?? null,
-        price_micros: price.priceMicros,
-        final_micros: price.priceMicros,
-        auto_length: price.autoLength ? 1 : 0,
-        is_draft: input.draft === true ? 1 : 0,
-        progress: 0,
-        refunded: 0,
-        files_expired: 0,
-        attempts: 0,
-        backend: model.routes[0]?.backend ?? 'local',
-        run_at: now,
-        deadline_at: now + TASK_TIMEOUT_MS,
-        created_at: now,
-        updated_at: now,
-      })
-      .execute();
-    await recordCreated(trx, taskId, now);
+    await insertRow(database, trx, 'tasks', {
+      id: taskId,
+      account_id: accountId,
+      model: model.id,
+      state: 'waiting',
+      param: JSON.stringify(rawBody),
+      input: JSON.stringify(input),
+      media: Object.keys(media).length > 0 ? JSON.stringify(media) : null,
+      callback_url: body.callBackUrl ?? null,
+      price_micros: price.priceMicros,
+      final_micros: price.priceMicros,
+      auto_length: price.autoLength ? 1 : 0,
+      is_draft: input.draft === true ? 1 : 0,
+      progress: 0,
+      refunded: 0,
+      files_expired: 0,
+      attempts: 0,
+      backend: model.routes[0]?.backend ?? 'local',
+      run_at: now,
+      deadline_at: now + TASK_TIMEOUT_MS,
+      created_at: now,
+      updated_at: now,
+    });
+    await recordCreated(database, trx, taskId, now);
     if (body.callBackUrl) {
-      await trx.insertInto('callbacks').values({ task_id: taskId, url: body.callBackUrl, status: 'pending', attempts: 0, created_at: now }).execute();
+      await insertRow(database, trx, 'callbacks', { task_id: taskId, url: body.callBackUrl, status: 'pending', attempts: 0, created_at: now });
     }
     if (key !== undefined) {
-      await trx.insertInto('idempotency_keys').values({ account_id: accountId, key, body_hash: hash, task_id: taskId, created_at: now }).execute();
+      await insertRow(database, trx, 'idempotency_keys', { account_id: accountId, key, body_hash: hash, task_id: taskId, created_at: now });
     }
     return { taskId, replayed: false };
   });

@@ -1,5 +1,7 @@
 import type { Kysely, Updateable } from 'kysely';
 import type { DB, TasksTable } from '../store/schema.js';
+import type { Database } from '../store/db.js';
+import { insertRow } from '../store/prepared.js';
 import { canMove, type TaskState } from './states.js';
 
 /**
@@ -29,6 +31,6 @@ export async function moveTask(
 }
 
 /** Records the creation of a task (no previous state). */
-export async function recordCreated(trx: Kysely<DB>, taskId: string, now: number): Promise<void> {
-  await trx.insertInto('task_events').values({ task_id: taskId, from_state: null, to_state: 'waiting', detail: 'created', at: now }).execute();
+export async function recordCreated(on: Database, trx: Kysely<DB>, taskId: string, now: number): Promise<void> {
+  await insertRow(on, trx, 'task_events', { task_id: taskId, from_state: null, to_state: 'waiting', detail: 'created', at: now });
 }

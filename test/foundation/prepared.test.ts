@@ -1,0 +1,55 @@
+import { sql, type Kysely } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../../src/store/db.js';
+import { migrate } from '../../src/store/migrate.js';
+import { insertRow, prepared } from '../../src/store/prepared.js';
+import type { DB } from '../../src/store/schema.js';
+import { createTestDb, dialects, type TestDb } from '../helpers/db.js';
+
+const renameStatement = prepared(2, (db: Kysely<DB>, id, name) => db.updateTable('accounts').set({ name }).where('id', '=', id).returning(['id', 'name']));
+
+/** Statements compiled once and run on the caller's executor: the handle or a transaction. */
+describe.each(dialects())('prepared statements on %s', (dialect) => {
+  let t: TestDb;
+  let database: Database;
+  beforeAll(async () => {
+    t = await createTestDb(dialect);
+    database = openDatabase(t.url);
+    await migrate(database);
+  });
+  afterAll(async () => {
+    await database.close();
+    await t.drop();
+  });
+
+  const account = (id: string, name: string) => ({ id, name, status: 'active' as const, balance_micros: 0, webhook_secret: `whsec_${id}`, created_at: 1 });
+  const names = async () => (await database.db.selectFrom('accounts').select(['id', 'name']).orderBy('id').execute()).map((r) => `${r.id}=${r.name}`);
+
+  it('inserts rows of one shape with each call’s own values, and leaves out undefined values as Kysely does', async () => {
+    await insertRow(database, database.db, 'accounts', account('a1', 'first'));
+    await insertRow(database, database.db, 'accounts', account('a2', "second's"));
+    await insertRow(database, database.db, 'accounts', { ...account('a3', 'third'), rate_read_limit: undefined });
+    expect(await names()).toEqual(['a1=first', "a2=second's", 'a3=third']);
+  });
+
+  it('runs on the transaction it is given: rolled back with it, committed with it', async () => {
+    await expect(
+      database.tx(async (trx) => {
+        await insertRow(database, trx, 'accounts', account('b1', 'rolled back'));
+        expect(await renameStatement(database, trx, 'a1', 'renamed in tx')).toEqual([{ id: 'a1', name: 'renamed in tx' }]);
+        throw new Error('stop');
+      }),
+    ).rejects.toThrow('stop');
+    expect(await names()).toEqual(['a1=first', "a2=second's", 'a3=third']);
+    await database.tx(async (trx) => {
+      await renameStatement(database, trx, 'a2', 'kept');
+    });
+    expect(await names()).toEqual(['a1=first', 'a2=kept', 'a3=third']);
+    expect(await renameStatement(database, database.db, 'nobody', 'x')).toEqual([]);
+  });
+
+  it('refuses a statement that does not use every argument', () => {
+    const bad = prepared(2, (db: Kysely<DB>, id) => db.selectFrom('accounts').select('id').where('id', '=', id).where(sql<boolean>`1 = 1`));
+    return expect(bad(database, database.db, 'a1', 'unused')).rejects.toThrow(/does not use all of its 2 arguments/);
+  });
+});
