@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../../clock.js';
 import { lastFrame } from '../../media/index.js';
@@ -82,7 +82,8 @@ export class LocalBackend implements Backend {
       const params = { seconds, seed, prompt };
       const key = renderKey('tracks', params);
       const dst = [path.join(this.options.cacheDir, `${key}-1.mp3`), path.join(this.options.cacheDir, `${key}-2.mp3`)] as const;
-      await this.once(key, dst[1], () => renderTracks(params, dst));
+      // Track 2 is the one looked for, so it is moved into place last.
+      await this.once(key, dst[1], () => atomically(dst, (tmp) => renderTracks(params, [tmp[0]!, tmp[1]!])));
       return { files: dst.map((p) => ({ path: p, mime: 'audio/mpeg' })), durationSeconds: seconds };
     }
     const seconds = this.videoSeconds(job, seed, prompt);
@@ -128,7 +129,7 @@ export class LocalBackend implements Backend {
   /** The cached render of `params`, rendering it first when missing. */
   private async cached(kind: string, params: object, ext: string, render: (dst: string) => Promise<unknown>): Promise<string> {
     const dst = path.join(this.options.cacheDir, `${renderKey(kind, params)}.${ext}`);
-    await this.once(dst, dst, () => render(dst));
+    await this.once(dst, dst, () => atomically([dst], ([tmp]) => render(tmp!)));
     return dst;
   }
 
@@ -152,6 +153,22 @@ export class LocalBackend implements Backend {
     const file = path.join(this.options.cacheDir, `garbage-${randomBytes(6).toString('hex')}.png`);
     await writeFile(file, randomBytes(512));
     return { files: [{ path: file, mime: 'image/png' }] };
+  }
+}
+
+/**
+ * Renders into temporary names beside the destinations and renames them into place in order, so a
+ * process killed mid-render (or another process sharing the cache) never finds a partial file
+ * under a cache name. Temporary names keep the extension, which tells ffmpeg the format.
+ */
+async function atomically(dst: readonly string[], render: (tmp: string[]) => Promise<unknown>): Promise<void> {
+  const tag = randomBytes(6).toString('hex');
+  const tmp = dst.map((d) => path.join(path.dirname(d), `part-${tag}-${path.basename(d)}`));
+  try {
+    await render(tmp);
+    for (const [i, t] of tmp.entries()) await rename(t, dst[i]!);
+  } finally {
+    await Promise.all(tmp.map((t) => rm(t, { force: true })));
   }
 }
 
