@@ -64,7 +64,7 @@ export async function buildServices(
   await models.refresh();
   models.start(config.MODEL_SWITCH_CACHE_MS);
   const catalog = models.catalog;
-  const ledger = new Ledger(clock, database);
+  const ledger = new Ledger(clock);
   const auth = new Authenticator(database, clock, config.AUTH_CACHE_MS);
   const accounts = new Accounts(database, ledger, clock, () => auth.forget());
   // Without an offline queue a command fails at once while Redis is down, so the limiter's

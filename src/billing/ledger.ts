@@ -3,8 +3,6 @@ import type { DB, LedgerKind } from '../store/schema.js';
 import type { Clock } from '../clock.js';
 import { insertRow, prepared } from '../store/prepared.js';
 
-type On = { db: Kysely<DB>; dialect: string };
-
 /** Takes money if the balance covers it; the condition keeps a balance from going below zero. */
 const takeStatement = prepared(2, (db: Kysely<DB>, accountId, amount) =>
   db
@@ -41,11 +39,7 @@ export interface LedgerEntry {
  * and serialises concurrent writers on the account row), then the entry.
  */
 export class Ledger {
-  /** `on`: the database whose dialect the prepared statements are compiled for (they run on the caller's transaction). */
-  constructor(
-    private readonly clock: Clock,
-    private readonly on: On,
-  ) {}
+  constructor(private readonly clock: Clock) {}
 
   /** Takes `amount` from the account if the balance covers it; otherwise reports balance and required. */
   async charge(trx: Kysely<DB>, accountId: string, amount: number, taskId: string | null, reason: string): Promise<ChargeResult> {
@@ -120,7 +114,7 @@ export class Ledger {
 
   private async take(trx: Kysely<DB>, accountId: string, amount: number): Promise<ChargeResult> {
     assertAmount(amount);
-    const [row] = await takeStatement(this.on, trx, accountId, amount);
+    const [row] = (await takeStatement(trx, accountId, amount)).rows;
     if (row) return { ok: true, balanceAfter: Number(row.balance_micros) };
     const current = await trx.selectFrom('accounts').select('balance_micros').where('id', '=', accountId).executeTakeFirst();
     if (!current) throw new Error(`no account ${accountId}`);
@@ -128,13 +122,13 @@ export class Ledger {
   }
 
   private async move(trx: Kysely<DB>, accountId: string, delta: number): Promise<number> {
-    const [row] = await moveStatement(this.on, trx, accountId, delta);
+    const [row] = (await moveStatement(trx, accountId, delta)).rows;
     if (!row) throw new Error(`no account ${accountId}`);
     return Number(row.balance_micros);
   }
 
   private async append(trx: Kysely<DB>, accountId: string, kind: LedgerKind, amount: number, balanceAfter: number, taskId: string | null, reason: string) {
-    await insertRow(this.on, trx, 'ledger_entries', {
+    await insertRow(trx, 'ledger_entries', {
       account_id: accountId, kind, amount_micros: amount, balance_after_micros: balanceAfter, task_id: taskId, reason, created_at: this.clock.now(),
     });
   }

@@ -4,7 +4,7 @@ import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DB } from './schema.js';
-import { registerFastReader } from './prepared.js';
+import { registerDialect, registerFastReader } from './prepared.js';
 import { startCheckpointer } from './checkpointer.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -65,11 +65,13 @@ function openSqlite(file: string): Database {
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(conn) }) });
   const reader = file === ':memory:' ? undefined : openReader(file);
   if (reader) registerFastReader(db, reader.read);
+  registerDialect(db, 'sqlite');
   return {
     db,
     dialect: 'sqlite',
     tx: (fn) =>
       db.connection().execute(async (c) => {
+        registerDialect(c, 'sqlite');
         await sql`begin immediate`.execute(c);
         try {
           const result = await fn(c);
@@ -99,10 +101,15 @@ function lockKey(name: string): bigint {
 function openPostgres(url: string, poolSize: number): Database {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  registerDialect(db, 'postgres');
   return {
     db,
     dialect: 'postgres',
-    tx: (fn) => db.transaction().execute(fn),
+    tx: (fn) =>
+      db.transaction().execute((trx) => {
+        registerDialect(trx, 'postgres');
+        return fn(trx);
+      }),
     lock: async (trx, name) => {
       await sql`select pg_advisory_xact_lock(${String(lockKey(name))}::bigint)`.execute(trx);
     },

@@ -1,4 +1,4 @@
-import type { Compilable, Insertable, Kysely } from 'kysely';
+import type { Compilable, Insertable, Kysely, QueryResult, Updateable } from 'kysely';
 
 /** Runs compiled SQL synchronously on a read-only connection (SQLite only); sees committed data. */
 export type FastReader = (sql: string, parameters: readonly unknown[]) => unknown[];
@@ -29,22 +29,35 @@ export function precompile<R, DBT>(db: Kysely<DBT>, arity: number, build: (...ar
   };
 }
 
+const dialects = new WeakMap<object, string>();
+
+/** Records which SQL dialect a query builder (a database handle or one of its transactions) speaks; openDatabase does this. */
+export function registerDialect(executor: object, dialect: string): void {
+  dialects.set(executor, dialect);
+}
+
+/** The dialect registered for a handle or transaction, if any. */
+export function dialectOf(executor: object): string | undefined {
+  return dialects.get(executor);
+}
+
 /**
  * A statement compiled once per dialect and then run on the executor the caller passes (the main
- * handle or its transaction) with new argument values: the writes of a transaction on a hot path
- * (createTask's charge, task row and event) skip Kysely's build-and-compile on every call.
- * `build` receives the dialect's query builder and placeholders, used as plain parameter values.
+ * handle or one of its transactions) with new argument values: the statements of hot transactions
+ * (createTask, the engine's steps) skip Kysely's build-and-compile on every call. `build` receives
+ * a query builder of the executor's dialect and placeholders, each used as a plain parameter value.
+ * An executor whose dialect was never registered gets the statement built and compiled on the spot.
  */
 export function prepared<R, DBT>(arity: number, build: (db: Kysely<DBT>, ...args: string[]) => Compilable<R>) {
   const byDialect = new Map<string, ReturnType<typeof compileWithSlots<R>>>();
-  return async (on: { db: Kysely<DBT>; dialect: string }, executor: Kysely<DBT>, ...args: unknown[]): Promise<R[]> => {
-    let c = byDialect.get(on.dialect);
+  return async (executor: Kysely<DBT>, ...args: unknown[]): Promise<QueryResult<R>> => {
+    const dialect = dialects.get(executor);
+    let c = dialect ? byDialect.get(dialect) : undefined;
     if (!c) {
-      c = compileWithSlots(arity, (...ph) => build(on.db, ...ph));
-      byDialect.set(on.dialect, c);
+      c = compileWithSlots(arity, (...ph) => build(executor, ...ph));
+      if (dialect) byDialect.set(dialect, c);
     }
-    const result = await executor.executeQuery<R>({ ...c.compiled, parameters: c.bind(args) });
-    return result.rows;
+    return executor.executeQuery<R>({ ...c.compiled, parameters: c.bind(args) });
   };
 }
 
@@ -57,27 +70,58 @@ function compileWithSlots<R>(arity: number, build: (...args: string[]) => Compil
   return { compiled, bind: (args: readonly unknown[]) => compiled.parameters.map((p, i) => (slots[i]! >= 0 ? args[slots[i]!] : p)) };
 }
 
-const insertShapes = new Map<string, ReturnType<typeof compileWithSlots<unknown>>>();
+const shapes = new Map<string, ReturnType<typeof compileWithSlots<unknown>>>();
+
+/** Compiles (once per dialect and shape) and runs a statement whose SQL depends only on `shape`; `values` fill its placeholders in order. */
+async function runShaped<DBT>(executor: Kysely<DBT>, shape: string, values: readonly unknown[], build: (ph: string[]) => Compilable<unknown>): Promise<QueryResult<unknown>> {
+  const dialect = dialects.get(executor);
+  const key = `${dialect}\u0000${shape}`;
+  let c = dialect ? shapes.get(key) : undefined;
+  if (!c) {
+    c = compileWithSlots(values.length, (...ph) => build(ph));
+    if (dialect) {
+      if (shapes.size >= 500) shapes.clear();
+      shapes.set(key, c);
+    }
+  }
+  return executor.executeQuery({ ...c.compiled, parameters: c.bind(values) });
+}
+
+/** The columns of a row object that carry a value (Kysely leaves out undefined values; so does this). */
+function columnsOf(row: object): string[] {
+  return Object.keys(row).filter((col) => (row as Record<string, unknown>)[col] !== undefined);
+}
+
+/** Inserts one row on `executor`, compiled once per (dialect, table, column list), bound exactly as Kysely would bind it. */
+export async function insertRow<DBT, T extends keyof DBT & string>(executor: Kysely<DBT>, table: T, row: Insertable<DBT[T]>): Promise<void> {
+  const cols = columnsOf(row);
+  const values = cols.map((col) => (row as Record<string, unknown>)[col]);
+  await runShaped(executor, `insert\u0000${table}\u0000${cols.join(',')}`, values, (ph) =>
+    executor.insertInto(table).values(Object.fromEntries(cols.map((col, i) => [col, ph[i]])) as never),
+  );
+}
 
 /**
- * Inserts one row on `executor` with SQL compiled once per (dialect, table, column list): the
- * insert of a hot transaction without Kysely's per-call build and compile. Values are bound as
- * parameters exactly as Kysely would bind them.
+ * `update table set <set> where <col> = <value> and ...` on `executor`, compiled once per (dialect,
+ * table, set columns, where columns); returns the number of rows changed.
  */
-export async function insertRow<DBT, T extends keyof DBT & string>(
-  on: { db: Kysely<DBT>; dialect: string },
+export async function updateWhere<DBT, T extends keyof DBT & string>(
   executor: Kysely<DBT>,
   table: T,
-  row: Insertable<DBT[T]>,
-): Promise<void> {
-  // Kysely leaves out undefined values; so does the column list here.
-  const columns = Object.keys(row).filter((col) => (row as Record<string, unknown>)[col] !== undefined);
-  const shape = `${on.dialect}\u0000${table}\u0000${columns.join(',')}`;
-  let c = insertShapes.get(shape);
-  if (!c) {
-    c = compileWithSlots(columns.length, (...ph) => on.db.insertInto(table).values(Object.fromEntries(columns.map((col, i) => [col, ph[i]])) as never));
-    if (insertShapes.size >= 200) insertShapes.clear();
-    insertShapes.set(shape, c);
-  }
-  await executor.executeQuery({ ...c.compiled, parameters: c.bind(columns.map((col) => (row as Record<string, unknown>)[col])) });
+  set: Updateable<DBT[T]>,
+  where: Readonly<Record<string, string | number>>,
+): Promise<number> {
+  const setCols = columnsOf(set);
+  const whereCols = Object.keys(where);
+  const values = [...setCols.map((col) => (set as Record<string, unknown>)[col]), ...whereCols.map((col) => where[col])];
+  const res = await runShaped(executor, `update\u0000${table}\u0000${setCols.join(',')}\u0000${whereCols.join(',')}`, values, (ph) => {
+    // The generic table type defeats Kysely's typing of set() and where(); the shapes are checked by the callers' types.
+    const untyped = executor as unknown as Kysely<Record<string, Record<string, unknown>>>;
+    let q = untyped.updateTable(table as string).set(Object.fromEntries(setCols.map((col, i) => [col, ph[i]])));
+    whereCols.forEach((col, i) => {
+      q = q.where(col, '=', ph[setCols.length + i]);
+    });
+    return q;
+  });
+  return Number(res.numAffectedRows ?? 0);
 }

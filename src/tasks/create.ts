@@ -115,7 +115,7 @@ export async function createTask(deps: CreateDeps, principal: Principal, rawBody
         { balance: formatUsd(charged.balance, 4), required: formatUsd(charged.required, 4), currency: 'USD', topUpUrl: deps.topUpUrl },
       );
     }
-    await insertRow(database, trx, 'tasks', {
+    await insertRow(trx, 'tasks', {
       id: taskId,
       account_id: accountId,
       model: model.id,
@@ -138,12 +138,12 @@ export async function createTask(deps: CreateDeps, principal: Principal, rawBody
       created_at: now,
       updated_at: now,
     });
-    await recordCreated(database, trx, taskId, now);
+    await recordCreated(trx, taskId, now);
     if (body.callBackUrl) {
-      await insertRow(database, trx, 'callbacks', { task_id: taskId, url: body.callBackUrl, status: 'pending', attempts: 0, created_at: now });
+      await insertRow(trx, 'callbacks', { task_id: taskId, url: body.callBackUrl, status: 'pending', attempts: 0, created_at: now });
     }
     if (key !== undefined) {
-      await insertRow(database, trx, 'idempotency_keys', { account_id: accountId, key, body_hash: hash, task_id: taskId, created_at: now });
+      await insertRow(trx, 'idempotency_keys', { account_id: accountId, key, body_hash: hash, task_id: taskId, created_at: now });
     }
     return { taskId, replayed: false };
   });

@@ -1,4 +1,7 @@
+import type { Kysely } from 'kysely';
 import { randomId } from '../ids.js';
+import { dialectOf, prepared } from '../store/prepared.js';
+import type { DB } from '../store/schema.js';
 import { WorkLoop, type WorkLog } from '../store/work-loop.js';
 import { ACTIVE_STATES } from './states.js';
 import { stepTask } from './step.js';
@@ -7,6 +10,24 @@ import { updateHeld, type EngineDeps, type TaskWork } from './work.js';
 
 /** The little of a logger the engine uses (pino's app.log fits). */
 export type EngineLog = WorkLog;
+/** Leases due tasks (oldest due first) that nobody holds a live lease on; SKIP LOCKED on PostgreSQL so workers do not queue behind each other. */
+const claimStatement = prepared(4, (trx: Kysely<DB>, now, limit, lockedUntil, workerId) => {
+  let due = trx
+    .selectFrom('tasks')
+    .select('seq')
+    .where('state', 'in', ACTIVE_STATES)
+    .where('run_at', '<=', now as unknown as number)
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now as unknown as number)]))
+    .orderBy('run_at')
+    .limit(limit as unknown as number);
+  if (dialectOf(trx) === 'postgres') due = due.forUpdate().skipLocked();
+  return trx
+    .updateTable('tasks')
+    .set({ locked_until: lockedUntil as unknown as number, locked_by: workerId })
+    .where('seq', 'in', due)
+    .returningAll();
+});
+
 /** How often (by the engine's clock) expired files are looked for. */
 const SWEEP_EVERY_MS = 10_000;
 
@@ -83,21 +104,7 @@ export class Engine {
     const { database, clock, settings } = this.deps;
     const now = clock.now();
     return database.tx(async (trx) => {
-      let due = trx
-        .selectFrom('tasks')
-        .select('seq')
-        .where('state', 'in', ACTIVE_STATES)
-        .where('run_at', '<=', now)
-        .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
-        .orderBy('run_at')
-        .limit(n);
-      if (database.dialect === 'postgres') due = due.forUpdate().skipLocked();
-      const rows = await trx
-        .updateTable('tasks')
-        .set({ locked_until: now + settings.leaseMs, locked_by: this.workerId })
-        .where('seq', 'in', due)
-        .returningAll()
-        .execute();
+      const { rows } = await claimStatement(trx, now, n, now + settings.leaseMs, this.workerId);
       return rows.map((r) => ({ ...r, seq: Number(r.seq) })) as TaskWork[];
     });
   }

@@ -1,7 +1,6 @@
 import type { Kysely, Updateable } from 'kysely';
 import type { DB, TasksTable } from '../store/schema.js';
-import type { Database } from '../store/db.js';
-import { insertRow } from '../store/prepared.js';
+import { insertRow, updateWhere } from '../store/prepared.js';
 import { canMove, type TaskState } from './states.js';
 
 /**
@@ -19,18 +18,13 @@ export async function moveTask(
   detail = '',
 ): Promise<boolean> {
   if (!canMove(from, to)) throw new Error(`task ${taskId}: ${from} -> ${to} is not a transition`);
-  const res = await trx
-    .updateTable('tasks')
-    .set({ ...patch, state: to, updated_at: now })
-    .where('id', '=', taskId)
-    .where('state', '=', from)
-    .executeTakeFirst();
-  if (Number(res.numUpdatedRows) !== 1) return false;
-  await trx.insertInto('task_events').values({ task_id: taskId, from_state: from, to_state: to, detail, at: now }).execute();
+  const moved = await updateWhere(trx, 'tasks', { ...patch, state: to, updated_at: now }, { id: taskId, state: from });
+  if (moved !== 1) return false;
+  await insertRow(trx, 'task_events', { task_id: taskId, from_state: from, to_state: to, detail, at: now });
   return true;
 }
 
 /** Records the creation of a task (no previous state). */
-export async function recordCreated(on: Database, trx: Kysely<DB>, taskId: string, now: number): Promise<void> {
-  await insertRow(on, trx, 'task_events', { task_id: taskId, from_state: null, to_state: 'waiting', detail: 'created', at: now });
+export async function recordCreated(trx: Kysely<DB>, taskId: string, now: number): Promise<void> {
+  await insertRow(trx, 'task_events', { task_id: taskId, from_state: null, to_state: 'waiting', detail: 'created', at: now });
 }

@@ -6,6 +6,7 @@ import type { Clock } from '../clock.js';
 import type { Files } from '../files/index.js';
 import type { Database } from '../store/db.js';
 import type { DB, TasksTable } from '../store/schema.js';
+import { updateWhere } from '../store/prepared.js';
 import { failureCode, type TaskState } from './states.js';
 import { moveTask } from './transition.js';
 import type { TaskSignals } from './tasks.js';
@@ -54,12 +55,7 @@ export async function callbackDue(trx: Kysely<DB>, taskId: string, now: number):
 
 /** Updates a task this worker still holds the lease of (not a state change: progress, schedule, retry count). */
 export async function updateHeld(deps: EngineDeps, taskId: string, patch: Updateable<TasksTable>): Promise<void> {
-  await deps.database.db
-    .updateTable('tasks')
-    .set({ ...patch, updated_at: deps.clock.now() })
-    .where('id', '=', taskId)
-    .where('locked_by', '=', deps.workerId)
-    .execute();
+  await updateWhere(deps.database.db, 'tasks', { ...patch, updated_at: deps.clock.now() }, { id: taskId, locked_by: deps.workerId });
 }
 
 /** Gives the lease back and schedules the next look at the task, never later than its deadline. */

@@ -26,30 +26,30 @@ describe.each(dialects())('prepared statements on %s', (dialect) => {
   const names = async () => (await database.db.selectFrom('accounts').select(['id', 'name']).orderBy('id').execute()).map((r) => `${r.id}=${r.name}`);
 
   it('inserts rows of one shape with each call’s own values, and leaves out undefined values as Kysely does', async () => {
-    await insertRow(database, database.db, 'accounts', account('a1', 'first'));
-    await insertRow(database, database.db, 'accounts', account('a2', "second's"));
-    await insertRow(database, database.db, 'accounts', { ...account('a3', 'third'), rate_read_limit: undefined });
+    await insertRow(database.db, 'accounts', account('a1', 'first'));
+    await insertRow(database.db, 'accounts', account('a2', "second's"));
+    await insertRow(database.db, 'accounts', { ...account('a3', 'third'), rate_read_limit: undefined });
     expect(await names()).toEqual(['a1=first', "a2=second's", 'a3=third']);
   });
 
   it('runs on the transaction it is given: rolled back with it, committed with it', async () => {
     await expect(
       database.tx(async (trx) => {
-        await insertRow(database, trx, 'accounts', account('b1', 'rolled back'));
-        expect(await renameStatement(database, trx, 'a1', 'renamed in tx')).toEqual([{ id: 'a1', name: 'renamed in tx' }]);
+        await insertRow(trx, 'accounts', account('b1', 'rolled back'));
+        expect((await renameStatement(trx, 'a1', 'renamed in tx')).rows).toEqual([{ id: 'a1', name: 'renamed in tx' }]);
         throw new Error('stop');
       }),
     ).rejects.toThrow('stop');
     expect(await names()).toEqual(['a1=first', "a2=second's", 'a3=third']);
     await database.tx(async (trx) => {
-      await renameStatement(database, trx, 'a2', 'kept');
+      await renameStatement(trx, 'a2', 'kept');
     });
     expect(await names()).toEqual(['a1=first', 'a2=kept', 'a3=third']);
-    expect(await renameStatement(database, database.db, 'nobody', 'x')).toEqual([]);
+    expect((await renameStatement(database.db, 'nobody', 'x')).rows).toEqual([]);
   });
 
   it('refuses a statement that does not use every argument', () => {
     const bad = prepared(2, (db: Kysely<DB>, id) => db.selectFrom('accounts').select('id').where('id', '=', id).where(sql<boolean>`1 = 1`));
-    return expect(bad(database, database.db, 'a1', 'unused')).rejects.toThrow(/does not use all of its 2 arguments/);
+    return expect(bad(database.db, 'a1', 'unused')).rejects.toThrow(/does not use all of its 2 arguments/);
   });
 });

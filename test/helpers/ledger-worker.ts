@@ -6,7 +6,7 @@ import { systemClock } from '../../src/clock.js';
 
 const [dbUrl, accountId, op, countText, amountText, prefix] = process.argv.slice(2) as [string, string, string, string, string, string];
 const database = openDatabase(dbUrl, { poolSize: 8 });
-const ledger = new Ledger(systemClock, database);
+const ledger = new Ledger(systemClock);
 const count = Number(countText);
 const amount = Number(amountText);
 let done = 0;
