@@ -39,7 +39,7 @@ describe.skipIf(!enabled)('3 API processes and 2 workers on PostgreSQL, Redis an
   beforeAll(async () => {
     db = await createTestDb('postgres');
     s3 = await startS3();
-    // Every 7th task's first delivery fails: the retry must carry the same webhook-id.
+    // The first delivery of a fifth of the tasks (number ending in 0 or 7) fails: the retry must carry the same webhook-id.
     receiver = await startReceiver((p, count) => (count === 1 && /n\d*[07]$/.test(p) ? 500 : 200));
     const env = {
       DATABASE_URL: db.url,
