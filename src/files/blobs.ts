@@ -24,6 +24,8 @@ export interface BlobStore {
   delete(key: string): Promise<void>;
   /** A time-limited direct link to the blob (FILE_LINKS=presigned); only stores that can sign have it. */
   signedLink?(key: string, opts: SignedLinkOptions): Promise<string>;
+  /** Throws when the store cannot be used (readiness check); without it the check looks up a missing blob. */
+  ping?(): Promise<void>;
   /** Releases connections. */
   close?(): void;
 }

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { PassThrough, Readable } from 'node:stream';
-import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { BlobStore, SignedLinkOptions } from './blobs.js';
@@ -68,6 +68,8 @@ export class S3BlobStore implements BlobStore {
     this.client.send(cmd).then(
       (res) => {
         const body = res.Body as Readable | undefined;
+        // A HEAD request or a client that left already closed `out`: let the connection go.
+        if (out.destroyed) return body?.destroy();
         if (!body) return out.end();
         body.on('error', (e) => out.destroy(e));
         out.on('close', () => body.destroy());
@@ -102,6 +104,11 @@ export class S3BlobStore implements BlobStore {
       ResponseContentDisposition: `inline; filename="${opts.fileName}"`,
     });
     return getSignedUrl(this.client, cmd, { expiresIn: Math.max(1, Math.floor(opts.expiresInSeconds)) });
+  }
+
+  /** Throws unless the bucket exists and the keys may use it (a missing object cannot tell that). */
+  async ping(): Promise<void> {
+    await this.client.send(new HeadBucketCommand({ Bucket: this.settings.bucket }));
   }
 
   close(): void {

@@ -72,6 +72,16 @@ describe('S3BlobStore against an S3 emulator', () => {
   });
 });
 
+it('readiness fails when the bucket does not exist', async () => {
+  const s = await startServer('sqlite', { ...s3.env, S3_BUCKET: 'no-such-bucket' });
+  const r = await s.call('GET', '/readyz');
+  expect(r.status).toBe(503);
+  expect(r.body.checks).toMatchObject({ database: 'ok', blobs: expect.stringMatching(/^error/) });
+  const ok = await startServer('sqlite', s3.env);
+  expect((await ok.call('GET', '/readyz')).status).toBe(200);
+  await Promise.all([s.close(), ok.close()]);
+});
+
 describe.each(['proxy', 'presigned'])('GenGate on the S3 store, FILE_LINKS=%s', (links) => {
   let s: TestServer;
   const clock = new MovableClock();
