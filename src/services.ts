@@ -106,7 +106,7 @@ export async function buildServices(
       concurrency: config.ENGINE_CONCURRENCY,
     },
   });
-  const wakeups = await connectWakeups(tasks.signals, { redis, databaseUrl: config.DATABASE_URL });
+  const wakeups = await connectWakeups(tasks.signals, { redis, databaseUrl: config.DATABASE_URL, database });
   const metrics = new Metrics(database, clock);
   const callbacks = new CallbackWorker({
     database, clock, guard, signals: tasks.signals,

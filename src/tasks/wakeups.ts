@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import pg from 'pg';
+import { sql } from 'kysely';
+import type { Database } from '../store/db.js';
 import type { TaskSignals } from './tasks.js';
 
 /** How task signals reach other processes: Redis pub/sub, PostgreSQL LISTEN/NOTIFY, or not at all (one process). */
@@ -72,12 +74,12 @@ async function redisWakeups(signals: TaskSignals, redis: Redis): Promise<Wakeups
   };
 }
 
-/** PostgreSQL LISTEN/NOTIFY on one dedicated connection, opened again when it drops. */
-async function postgresWakeups(signals: TaskSignals, url: string): Promise<Wakeups> {
+/** PostgreSQL LISTEN on one dedicated connection, opened again when it drops; NOTIFY through the pool (many at once). */
+async function postgresWakeups(signals: TaskSignals, url: string, database: Database): Promise<Wakeups> {
   let client: pg.Client | null = null;
   let closed = false;
   let timer: NodeJS.Timeout | undefined;
-  const relay = new Relay(signals, (m) => void client?.query('select pg_notify($1, $2)', [CHANNEL, m]).catch(() => {}));
+  const relay = new Relay(signals, (m) => void sql`select pg_notify(${CHANNEL}, ${m})`.execute(database.db).catch(() => {}));
   const connect = async () => {
     const c = new pg.Client({ connectionString: url });
     c.on('error', () => {});
@@ -108,8 +110,8 @@ async function postgresWakeups(signals: TaskSignals, url: string): Promise<Wakeu
 }
 
 /** Picks the bridge: Redis when configured, else PostgreSQL, else none (in-process signals only, e.g. SQLite). */
-export async function connectWakeups(signals: TaskSignals, opts: { redis: Redis | null; databaseUrl: string }): Promise<Wakeups> {
+export async function connectWakeups(signals: TaskSignals, opts: { redis: Redis | null; databaseUrl: string; database: Database }): Promise<Wakeups> {
   if (opts.redis) return redisWakeups(signals, opts.redis);
-  if (/^postgres(ql)?:\/\//.test(opts.databaseUrl)) return postgresWakeups(signals, opts.databaseUrl);
+  if (opts.database.dialect === 'postgres') return postgresWakeups(signals, opts.databaseUrl, opts.database);
   return { kind: 'local', close: async () => {} };
 }
