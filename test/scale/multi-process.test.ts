@@ -35,6 +35,12 @@ describe.skipIf(!enabled)('3 API processes and 2 workers on PostgreSQL, Redis an
   let services: Services;
   let procs: Processes;
   const dataDirs: string[] = [];
+  /** Each process gets its own DATA_DIR: nothing may depend on a shared disk. */
+  const own = () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'gengate-scale-'));
+    dataDirs.push(dir);
+    return { DATA_DIR: dir };
+  };
 
   beforeAll(async () => {
     db = await createTestDb('postgres');
@@ -62,7 +68,7 @@ describe.skipIf(!enabled)('3 API processes and 2 workers on PostgreSQL, Redis an
       RATE_LIMIT_PUBLIC: '1000000',
     };
     // The test's own view of the system (accounts, checks); it runs no engine. Migrations happen here, once.
-    services = await buildServices(loadConfig({ ...env, DATA_DIR: mkdtempSync(path.join(tmpdir(), 'gengate-scale-')) }));
+    services = await buildServices(loadConfig({ ...env, ...own() }));
     procs = new Processes(env);
   }, 60_000);
 
@@ -74,13 +80,6 @@ describe.skipIf(!enabled)('3 API processes and 2 workers on PostgreSQL, Redis an
     await db?.drop();
     for (const d of dataDirs) rmSync(d, { recursive: true, force: true });
   });
-
-  /** Each process gets its own DATA_DIR: nothing may depend on a shared disk. */
-  const own = () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'gengate-scale-'));
-    dataDirs.push(dir);
-    return { DATA_DIR: dir };
-  };
 
   it('every task final, one charge per key, no overdraft, refunds once, shared rate limit, stable webhook-ids', async () => {
     const keys: string[] = [];
