@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { systemClock, type Clock } from './clock.js';
 import { loadCatalog, ModelSwitches, type Catalog } from './catalog/index.js';
 import path from 'node:path';
-import { DiskBlobStore, S3BlobStore, Files, UploadFacts, Uploads, type BlobStore, type MediaFactsResolver } from './files/index.js';
+import { DiskBlobStore, Files, UploadFacts, Uploads, type BlobStore, type MediaFactsResolver } from './files/index.js';
 import { LocalBackend, type Backend } from './backends/index.js';
 import { Engine, Tasks, connectWakeups, type Wakeups } from './tasks/index.js';
 import { Metrics } from './metrics/index.js';
@@ -75,7 +75,7 @@ export async function buildServices(
   redis?.on('error', () => {});
   if (redis) await waitReady(redis, 5_000);
   const limits = new RateLimits(config.RATE_LIMIT_WINDOW_SECONDS, redis ?? undefined);
-  const blobs = opts.blobs ?? blobStore(config);
+  const blobs = opts.blobs ?? (await blobStore(config));
   const files = new Files(database, blobs, clock, config.PUBLIC_BASE_URL);
   const facts = new UploadFacts(database, clock, config.PUBLIC_BASE_URL);
   const uploads = new Uploads(database, files, clock, {
@@ -153,8 +153,10 @@ export async function buildServices(
 }
 
 /** The blob store the settings ask for: S3 when S3_BUCKET is set, else files under DATA_DIR/files. */
-function blobStore(config: Config): BlobStore {
+async function blobStore(config: Config): Promise<BlobStore> {
   if (!config.S3_BUCKET) return new DiskBlobStore(path.join(config.DATA_DIR, 'files'));
+  // Loaded only here: processes on the disk store never load the AWS SDK.
+  const { S3BlobStore } = await import('./files/s3.js');
   return new S3BlobStore({
     bucket: config.S3_BUCKET,
     region: config.S3_REGION,

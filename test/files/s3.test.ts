@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { S3BlobStore } from '../../src/files/index.js';
+import { S3BlobStore } from '../../src/files/s3.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { useTmpDir } from '../media/helpers.js';
