@@ -9,6 +9,7 @@ import { benchBurst, drain, topUp } from './burst.js';
 import { benchCallbacks } from './callbacks.js';
 import { benchUpload, type UploadBench } from './upload.js';
 import { benchRateLimitCheck } from './limits.js';
+import { benchScale, printScale } from './scale.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
@@ -130,6 +131,8 @@ const burst = await benchBurst(Number(process.env.BENCH_BURST ?? 10_000));
 const callbacks = await benchCallbacks();
 // Issue target: the rate-limit check costs recordInfo under 5 % of its throughput, i.e. of its CPU per request.
 const limitCheck = await benchRateLimitCheck();
+// Optional: PostgreSQL scale-out (1 and 2 API processes, tasks/s per worker) when a PostgreSQL URL is given.
+const scale = await benchScale({ seconds, connections, rounds: Number(process.env.BENCH_ROUNDS ?? 3), tasks: Number(process.env.BENCH_SCALE_TASKS ?? 1000) });
 const recordInfoCpu = results.find((r) => r.name === 'GET /api/v1/jobs/recordInfo')?.cpuUsPerReq;
 const limitShare = recordInfoCpu ? Math.round((limitCheck.usPerCheck / recordInfoCpu) * 1000) / 10 : undefined;
 
@@ -152,8 +155,9 @@ console.log(
   limitShare !== undefined && limitShare < 5 ? 'PASS' : 'FAIL',
 );
 console.log(`${callbacks.name}: ${callbacks.received}/${callbacks.deliveries} in ${callbacks.seconds} s, ${callbacks.perSec}/s (target ${callbacks.minPerSec}/s)`, callbacks.pass ? 'PASS' : 'FAIL');
+if (scale) printScale(scale);
 for (const m of micro) console.log(m.name.padEnd(60), `median ${m.medianMs.toFixed(3)} ms`.padStart(20), `(limit ${m.maxMs} ms)`, m.pass ? 'PASS' : 'FAIL');
 mkdirSync('bench/results', { recursive: true });
-writeFileSync('bench/results/latest.json', `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds, connections, http: results, micro, burst, callbacks, upload, limitCheck: { ...limitCheck, shareOfRecordInfoPercent: limitShare } }, null, 2)}\n`);
+writeFileSync('bench/results/latest.json', `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds, connections, http: results, micro, burst, callbacks, upload, limitCheck: { ...limitCheck, shareOfRecordInfoPercent: limitShare }, scale }, null, 2)}\n`);
 console.log('\nwritten bench/results/latest.json');
-process.exit(results.every((r) => r.pass !== false) && micro.every((m) => m.pass) && burst.lost === 0 && callbacks.pass && upload?.pass !== false ? 0 : 1);
+process.exit(results.every((r) => r.pass !== false) && micro.every((m) => m.pass) && burst.lost === 0 && callbacks.pass && upload?.pass !== false && scale?.oneApi.pass !== false ? 0 : 1);

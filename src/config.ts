@@ -71,6 +71,23 @@ export const configSchema = z.object({
   MODERATION_FAIL_OPEN: bool.default(false),
   MODERATION_FETCH_MAX_BYTES: z.coerce.number().int().min(1024).max(100 * 1024 * 1024).default(30 * 1024 * 1024).describe('a whole number of bytes from 1024 to 104857600'),
   MODERATION_FETCH_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000).describe('a whole number of milliseconds from 100 to 120000'),
+  ROLE: z.enum(['api', 'worker', 'all']).default('all'),
+  S3_ENDPOINT: httpUrl.optional(),
+  S3_BUCKET: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be an S3 bucket name: 3 to 63 lower-case letters, digits, dots and hyphens').optional(),
+  S3_REGION: z.string().min(1).default('us-east-1'),
+  S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  S3_FORCE_PATH_STYLE: bool.default(false),
+  S3_CHECKSUMS: z.enum(['WHEN_SUPPORTED', 'WHEN_REQUIRED']).optional(),
+  S3_PREFIX: z.string().regex(/^[A-Za-z0-9._-]+\/$/, 'must be letters, digits, dots, hyphens or underscores ending in /, e.g. gengate/').optional(),
+  FILE_LINKS: z.enum(['proxy', 'presigned']).default('proxy'),
+}).superRefine((c, ctx) => {
+  // Settings that only make sense together: named here so the error says what is missing.
+  const need = (ok: boolean, path: string, message: string) => ok || ctx.addIssue({ code: 'custom', path: [path], message });
+  need(!c.S3_ENDPOINT || !!c.S3_BUCKET, 'S3_BUCKET', 'is required when S3_ENDPOINT is set (the bucket GenGate keeps files in)');
+  need(!!c.S3_ACCESS_KEY_ID === !!c.S3_SECRET_ACCESS_KEY, c.S3_ACCESS_KEY_ID ? 'S3_SECRET_ACCESS_KEY' : 'S3_ACCESS_KEY_ID', 'S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be set together');
+  need(c.FILE_LINKS !== 'presigned' || !!c.S3_BUCKET, 'FILE_LINKS', 'presigned links need the S3 store (set S3_BUCKET), or use proxy');
+  need(c.ROLE !== 'worker' || c.RUN_ENGINE, 'RUN_ENGINE', 'cannot be false with ROLE=worker (a worker only runs the engine); use ROLE=api for an HTTP-only process');
 });
 
 type RawConfig = z.infer<typeof configSchema>;
@@ -128,8 +145,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const lines = result.error.issues.map((i) => {
       const name = i.path.join('.') || '(settings)';
       const field = configSchema.shape[name as keyof typeof configSchema.shape];
-      const allowed = field?.description ? `must be ${field.description}` : i.message;
-      return `${name}: ${allowed} (got ${JSON.stringify(input[String(i.path[0])])})`;
+      const allowed = i.code !== 'custom' && field?.description ? `must be ${field.description}` : i.message;
+      const given = input[String(i.path[0])];
+      return `${name}: ${allowed} (${given === undefined ? 'not set' : `got ${JSON.stringify(given)}`})`;
     });
     throw new ConfigError(`invalid settings:\n  ${lines.join('\n  ')}`);
   }

@@ -33,9 +33,11 @@ const program = new Command('gengate').description('GenGate: pay-per-run AI gene
 program
   .command('serve')
   .description('run the HTTP service (what npm start runs)')
-  .action(async () => {
+  .option('--role <role>', 'api (HTTP only), worker (engine, callbacks, sweeps; health and metrics on PORT) or all; overrides ROLE')
+  .action(async (opts: { role?: string }) => {
     try {
-      const config = loadConfig();
+      // The flag goes through the settings schema, so a wrong value gets the same message as ROLE.
+      const config = loadConfig(opts.role === undefined ? process.env : { ...process.env, ROLE: opts.role });
       const { serve } = await import('./cli/serve.js'); // the HTTP stack loads only for serve
       await serve(config);
     } catch (e) {

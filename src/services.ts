@@ -10,7 +10,7 @@ import { loadCatalog, ModelSwitches, type Catalog } from './catalog/index.js';
 import path from 'node:path';
 import { DiskBlobStore, Files, UploadFacts, Uploads, type BlobStore, type MediaFactsResolver } from './files/index.js';
 import { LocalBackend, type Backend } from './backends/index.js';
-import { Engine, Tasks } from './tasks/index.js';
+import { Engine, Tasks, connectWakeups, type Wakeups } from './tasks/index.js';
 import { Metrics } from './metrics/index.js';
 import { NetGuard } from './net/index.js';
 import { CallbackWorker, callbackUrlCheck, retryDelays } from './callbacks/index.js';
@@ -43,6 +43,8 @@ export interface Services {
   guard: NetGuard;
   /** The callback delivery worker; `gengate serve` starts it next to the engine. */
   callbacks: CallbackWorker;
+  /** Carries task signals between processes (Redis, else PostgreSQL LISTEN/NOTIFY, else none). */
+  wakeups: Wakeups;
   close(): Promise<void>;
 }
 
@@ -73,7 +75,8 @@ export async function buildServices(
   redis?.on('error', () => {});
   if (redis) await waitReady(redis, 5_000);
   const limits = new RateLimits(config.RATE_LIMIT_WINDOW_SECONDS, redis ?? undefined);
-  const files = new Files(database, opts.blobs ?? new DiskBlobStore(path.join(config.DATA_DIR, 'files')), clock, config.PUBLIC_BASE_URL);
+  const blobs = opts.blobs ?? (await blobStore(config));
+  const files = new Files(database, blobs, clock, config.PUBLIC_BASE_URL);
   const facts = new UploadFacts(database, clock, config.PUBLIC_BASE_URL);
   const uploads = new Uploads(database, files, clock, {
     imageBytes: config.UPLOAD_MAX_IMAGE_BYTES,
@@ -103,6 +106,7 @@ export async function buildServices(
       concurrency: config.ENGINE_CONCURRENCY,
     },
   });
+  const wakeups = await connectWakeups(tasks.signals, { redis, databaseUrl: config.DATABASE_URL, database });
   const metrics = new Metrics(database, clock);
   const callbacks = new CallbackWorker({
     database, clock, guard, signals: tasks.signals,
@@ -134,15 +138,36 @@ export async function buildServices(
     metrics,
     guard,
     callbacks,
+    wakeups,
     close: async () => {
       await engine.stop();
       await callbacks.stop();
+      await wakeups.close();
+      if (!opts.blobs) blobs.close?.();
       guard.close();
       models.stop();
       await database.close();
       redis?.disconnect();
     },
   };
+}
+
+/** The blob store the settings ask for: S3 when S3_BUCKET is set, else files under DATA_DIR/files. */
+async function blobStore(config: Config): Promise<BlobStore> {
+  if (!config.S3_BUCKET) return new DiskBlobStore(path.join(config.DATA_DIR, 'files'));
+  // Loaded only here: processes on the disk store never load the AWS SDK.
+  const { S3BlobStore } = await import('./files/s3.js');
+  return new S3BlobStore({
+    bucket: config.S3_BUCKET,
+    region: config.S3_REGION,
+    endpoint: config.S3_ENDPOINT,
+    accessKeyId: config.S3_ACCESS_KEY_ID,
+    secretAccessKey: config.S3_SECRET_ACCESS_KEY,
+    forcePathStyle: config.S3_FORCE_PATH_STYLE,
+    // S3-compatible servers often reject the newer default checksums.
+    checksums: config.S3_CHECKSUMS ?? (config.S3_ENDPOINT ? 'WHEN_REQUIRED' : 'WHEN_SUPPORTED'),
+    prefix: config.S3_PREFIX,
+  });
 }
 
 /** Waits for a Redis connection up to `ms`; carries on without it (the limiter covers for it). */

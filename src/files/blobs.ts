@@ -4,7 +4,14 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 
-/** Where stored file bytes live; chosen in buildServices (disk now, S3 later). Keys are plain relative names. */
+/** What a presigned link of a stored file carries. */
+export interface SignedLinkOptions {
+  expiresInSeconds: number;
+  fileName: string;
+  mime: string;
+}
+
+/** Where stored file bytes live; chosen in buildServices (disk, or S3 when S3_BUCKET is set). Keys are plain relative names. */
 export interface BlobStore {
   /** Stores a copy of the local file `src` under `key`; with `move` the file may be taken over instead of copied. */
   putFile(key: string, src: string, opts?: { move?: boolean }): Promise<void>;
@@ -15,6 +22,12 @@ export interface BlobStore {
   size(key: string): Promise<number | null>;
   /** Deletes the blob; deleting a missing blob is not an error. */
   delete(key: string): Promise<void>;
+  /** A time-limited direct link to the blob (FILE_LINKS=presigned); only stores that can sign have it. */
+  signedLink?(key: string, opts: SignedLinkOptions): Promise<string>;
+  /** Throws when the store cannot be used (readiness check); without it the check looks up a missing blob. */
+  ping?(): Promise<void>;
+  /** Releases connections. */
+  close?(): void;
 }
 
 const SAFE_KEY = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9._-]+)*$/;

@@ -20,6 +20,8 @@ export interface OpenFile {
   mime: string;
   bytes: number;
   blobKey: string;
+  /** When the link stops working (ms since epoch). */
+  expiresAt: number;
 }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -83,6 +85,6 @@ export class Files {
   async open(id: string, name: string): Promise<OpenFile | null> {
     const [row] = await this.findOpen(id, name);
     if (!row || row.deleted_at !== null || Number(row.expires_at) <= this.clock.now()) return null;
-    return { mime: row.mime, bytes: Number(row.bytes), blobKey: row.blob_key };
+    return { mime: row.mime, bytes: Number(row.bytes), blobKey: row.blob_key, expiresAt: Number(row.expires_at) };
   }
 }

@@ -5,6 +5,7 @@ import type { Services } from '../services.js';
 import { Errors } from '../errors.js';
 import { errorHandler, sendError } from './errors.js';
 import { registerRoutes } from './routes/index.js';
+import { registerOpsRoutes } from './routes/ops.js';
 
 const GOOD_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -61,8 +62,8 @@ class RequestLog extends LogController {
   }
 }
 
-/** Builds the HTTP app: envelope everywhere, request ids, redacted JSON logs, all routes. */
-export function buildApp(services: Services, opts: { logStream?: NodeJS.WritableStream } = {}): FastifyInstance {
+/** Builds the HTTP app: envelope everywhere, request ids, redacted JSON logs, all routes (or, for a worker, only /healthz, /readyz, /metrics). */
+export function buildApp(services: Services, opts: { logStream?: NodeJS.WritableStream; routes?: 'all' | 'ops' } = {}): FastifyInstance {
   const { config } = services;
   const app = Fastify({
     logger: { level: config.LOG_LEVEL, redact: { paths: REDACT, censor: '[redacted]' }, stream: opts.logStream ?? stdoutLog() },
@@ -82,6 +83,7 @@ export function buildApp(services: Services, opts: { logStream?: NodeJS.Writable
   app.setNotFoundHandler((req, reply) =>
     sendError(reply, config.ERROR_STYLE, Errors.notFound(`no route ${req.method} ${req.url.split('?')[0]}`)),
   );
-  registerRoutes(app, services);
+  if (opts.routes === 'ops') registerOpsRoutes(app, services);
+  else registerRoutes(app, services);
   return app;
 }

@@ -16,3 +16,4 @@ export {
   type TaskState,
 } from './states.js';
 export { taskView, TASK_VIEW_COLUMNS, type TaskRow, type ViewOptions } from './view.js';
+export { connectWakeups, type Wakeups, type WakeupKind } from './wakeups.js';

@@ -5,20 +5,29 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probe } from '../../src/media/index.js';
 import { dialects } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { startS3, type TestS3 } from '../helpers/s3.js';
 import { makeClip, makeStill, makeTone, useTmpDir } from '../media/helpers.js';
 import { MovableClock, fetchFile } from '../tasks/support.js';
 import { claimPngSize, oddWav, upload } from './support.js';
 
-describe.each(dialects())('POST /files/upload on %s', (dialect) => {
+// Every dialect on the disk store, and SQLite once more on the S3 store (an in-process emulator).
+const setups: Array<['sqlite' | 'postgres', 'disk' | 's3']> = [...dialects().map((d) => [d, 'disk'] as ['sqlite' | 'postgres', 'disk']), ['sqlite', 's3']];
+
+describe.each(setups)('POST /files/upload on %s, %s store', (dialect, store) => {
   let s: TestServer;
+  let s3: TestS3 | undefined;
   let key: string;
   const clock = new MovableClock();
   const tmp = useTmpDir();
   beforeAll(async () => {
-    s = await startServer(dialect, { RUN_ENGINE: 'false' }, undefined, { clock });
+    s3 = store === 's3' ? await startS3() : undefined;
+    s = await startServer(dialect, { RUN_ENGINE: 'false', ...s3?.env }, undefined, { clock });
     key = (await s.account(1)).key;
   });
-  afterAll(() => s.close());
+  afterAll(async () => {
+    await s.close();
+    await s3?.close();
+  });
 
   const refused = (r: { status: number; body: any }, msg: RegExp) => {
     expect(r.status, JSON.stringify(r.body)).toBe(422);

@@ -13,9 +13,9 @@ export function gengate(args: string[], env: Record<string, string>): Promise<{ 
   });
 }
 
-/** Starts `gengate serve` and waits for its "listening" line; returns the process, its URL and everything it printed. */
-export async function spawnServe(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-  const child = spawn(process.execPath, [BIN, 'serve'], { env: { ...process.env, LOG_LEVEL: 'warn', PORT: '0', ...UNLIMITED, ...env } });
+/** Starts `gengate serve` (with `args`, e.g. --role worker) and waits for its "listening" line; returns the process, its URL and everything it printed. */
+export async function spawnServe(env: Record<string, string>, args: string[] = []): Promise<{ child: ChildProcess; url: string; output: () => string }> {
+  const child = spawn(process.execPath, [BIN, 'serve', ...args], { env: { ...process.env, LOG_LEVEL: 'warn', PORT: '0', ...UNLIMITED, ...env } });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));

@@ -23,13 +23,26 @@ export function byteRange(header: string | undefined, size: number): { start: nu
   return { start, end };
 }
 
-/** GET (and HEAD) /files/<id>/<name>: result (and upload) files with their Content-Type and Range support; 404 once expired. */
+/** Longest life of a presigned link; a shorter one when the file expires sooner. */
+const SIGNED_LINK_SECONDS = 3600;
+
+/**
+ * GET (and HEAD) /files/<id>/<name>: result (and upload) files with their Content-Type and Range
+ * support; 404 once expired. With FILE_LINKS=presigned (S3 store) a 302 to a presigned URL instead,
+ * so the bytes do not pass through GenGate; the expiry check stays here either way.
+ */
 export function registerFileRoutes(app: FastifyInstance, services: Services) {
-  const { files } = services;
+  const { files, config, clock } = services;
+  const signed = config.FILE_LINKS === 'presigned' ? files.blobs.signedLink?.bind(files.blobs) : undefined;
   const serve = async (req: FastifyRequest, reply: FastifyReply) => {
     const { id, name } = req.params as { id: string; name: string };
     const file = await files.open(id, name);
     if (!file) throw Errors.notFound(`no file /files/${id}/${name}: the link is wrong or the file expired (files are kept 24 hours)`);
+    if (signed) {
+      const seconds = Math.min(SIGNED_LINK_SECONDS, (file.expiresAt - clock.now()) / 1000);
+      const link = await signed(file.blobKey, { expiresInSeconds: seconds, fileName: name, mime: file.mime });
+      return reply.code(302).header('location', link).header('cache-control', 'no-store').send();
+    }
     reply
       .header('accept-ranges', 'bytes')
       .header('content-type', file.mime)

@@ -37,7 +37,7 @@ export function registerOpsRoutes(app: FastifyInstance, services: Services) {
   app.get('/readyz', async (_req, reply) => {
     const [db, blobs] = await Promise.all([
       check(() => sql`select 1`.execute(database.db)),
-      check(() => files.blobs.size(PROBE_KEY)),
+      check(() => (files.blobs.ping ? files.blobs.ping() : files.blobs.size(PROBE_KEY))),
     ]);
     const ready = db === 'ok' && blobs === 'ok';
     return reply
