@@ -70,7 +70,14 @@ export const configSchema = z.object({
   MODERATION_FAIL_OPEN: bool.default(false),
   MODERATION_FETCH_MAX_BYTES: z.coerce.number().int().min(1024).max(100 * 1024 * 1024).default(30 * 1024 * 1024).describe('a whole number of bytes from 1024 to 104857600'),
   MODERATION_FETCH_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000).describe('a whole number of milliseconds from 100 to 120000'),
+  UPSTREAM_WEBHOOKS: bool.default(false),
+  UPSTREAM_POLL_MS: z.coerce.number().int().min(10).max(600_000).default(4_000).describe('a whole number of milliseconds from 10 to 600000'),
+  ROUTE_BREAKER_FAILURES: z.coerce.number().int().min(1).max(1000).default(5).describe('a whole number from 1 to 1000'),
+  ROUTE_BREAKER_COOLDOWN_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000).describe('a whole number of milliseconds from 0 to 3600000'),
 });
+
+/** Names of settings that may hold an upstream credential a catalog route names by `key_env` (never a known setting). */
+export const CREDENTIAL_SETTING = /^[A-Z][A-Z0-9_]{0,62}_(KEY|TOKEN|SECRET)$/;
 
 type RawConfig = z.infer<typeof configSchema>;
 
@@ -81,6 +88,8 @@ export interface Config extends RawConfig {
   PUBLIC_BASE_URL: string;
   PRICING_BASE_URL: string;
   TOPUP_URL: string;
+  /** Credentials named by catalog routes (`key_env`): every setting matching CREDENTIAL_SETTING, read once here. */
+  secrets: Readonly<Record<string, string>>;
 }
 
 const KNOWN = Object.keys(configSchema.shape);
@@ -107,7 +116,7 @@ function readConfigFile(file: string): Record<string, unknown> {
     throw new ConfigError(`GENGATE_CONFIG: ${file} must hold a JSON object of settings`);
   }
   for (const key of Object.keys(parsed)) {
-    if (!KNOWN.includes(key)) {
+    if (!KNOWN.includes(key) && !CREDENTIAL_SETTING.test(key)) {
       throw new ConfigError(`GENGATE_CONFIG: unknown setting ${key} in ${file}; known: ${KNOWN.join(', ')}`);
     }
   }
@@ -133,6 +142,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid settings:\n  ${lines.join('\n  ')}`);
   }
   const raw = result.data;
+  const secrets: Record<string, string> = {};
+  for (const [key, v] of [...Object.entries(fromFile), ...Object.entries(env)]) {
+    if (CREDENTIAL_SETTING.test(key) && !KNOWN.includes(key) && typeof v === 'string' && v !== '') secrets[key] = v;
+  }
   const dataDir = path.resolve(raw.DATA_DIR);
   const shownHost = raw.HOST === '0.0.0.0' || raw.HOST === '::' ? '127.0.0.1' : raw.HOST;
   const publicBase = raw.PUBLIC_BASE_URL ?? `http://${shownHost}:${raw.PORT}`;
@@ -143,5 +156,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     PUBLIC_BASE_URL: publicBase,
     PRICING_BASE_URL: raw.PRICING_BASE_URL ?? publicBase,
     TOPUP_URL: raw.TOPUP_URL ?? `${publicBase}/topup`,
+    secrets,
   };
 }

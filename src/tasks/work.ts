@@ -1,4 +1,4 @@
-import type { Kysely, Updateable } from 'kysely';
+import type { Kysely, Selectable, Updateable } from 'kysely';
 import type { Backend, BackendJob, FailKind } from '../backends/index.js';
 import type { Ledger } from '../billing/index.js';
 import type { Catalog } from '../catalog/index.js';
@@ -11,7 +11,7 @@ import { moveTask } from './transition.js';
 import type { TaskSignals } from './tasks.js';
 
 /** A claimed task row. */
-export type TaskWork = TasksTable & { seq: number };
+export type TaskWork = Selectable<TasksTable> & { seq: number };
 
 /** Everything a step of the engine uses. */
 export interface EngineDeps {
