@@ -7,10 +7,14 @@ import { RateLimits } from './limits/index.js';
 import { Redis } from 'ioredis';
 import { systemClock, type Clock } from './clock.js';
 import { loadCatalog, ModelSwitches, type Catalog } from './catalog/index.js';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { DiskBlobStore, Files, UploadFacts, Uploads, type BlobStore, type MediaFactsResolver } from './files/index.js';
 import { LocalBackend, type Backend } from './backends/index.js';
-import { Engine, Tasks } from './tasks/index.js';
+import { buildRouteBackends } from './backends/registry.js';
+import { BACKEND_KINDS_BUILT } from './backends/kinds.js';
+import { UpstreamHttp } from './backends/upstream/index.js';
+import { Engine, RouteHealth, Tasks } from './tasks/index.js';
 import { Metrics } from './metrics/index.js';
 import { NetGuard } from './net/index.js';
 import { CallbackWorker, callbackUrlCheck, retryDelays } from './callbacks/index.js';
@@ -43,6 +47,8 @@ export interface Services {
   guard: NetGuard;
   /** The callback delivery worker; `gengate serve` starts it next to the engine. */
   callbacks: CallbackWorker;
+  /** Circuit breakers and concurrency slots of the catalog's routes (issue 8). */
+  routeHealth: RouteHealth;
   close(): Promise<void>;
 }
 
@@ -85,6 +91,20 @@ export async function buildServices(
   const guard = new NetGuard({ allowPrivate: config.ALLOW_PRIVATE_NETWORK });
   const moderate = contentCheck(buildModerator(config, guard, files));
   const tasks = new Tasks(database, ledger, catalog, clock, facts, files, config, { checkUrl: callbackUrlCheck(guard), moderate });
+  let routeBackends: Map<string, Backend>;
+  try {
+    const tmpDir = path.join(config.DATA_DIR, 'upstream-tmp');
+    mkdirSync(tmpDir, { recursive: true });
+    const http = new UpstreamHttp(guard, { timeoutMs: Math.min(30_000, config.BACKEND_CALL_TIMEOUT_MS) });
+    routeBackends = buildRouteBackends(fileCatalog, { secrets: config.secrets, http, files, tmpDir, kinds: BACKEND_KINDS_BUILT }, config.GENGATE_CATALOG ? `GENGATE_CATALOG ${config.GENGATE_CATALOG}` : 'catalog');
+  } catch (e) {
+    models.stop();
+    guard.close();
+    redis?.disconnect();
+    await database.close();
+    throw e;
+  }
+  const routeHealth = new RouteHealth({ failures: config.ROUTE_BREAKER_FAILURES, cooldownMs: config.ROUTE_BREAKER_COOLDOWN_MS }, clock);
   const local = new LocalBackend(clock, {
     queueMs: config.LOCAL_QUEUE_MS,
     generateMs: config.LOCAL_GENERATE_MS,
@@ -93,7 +113,9 @@ export async function buildServices(
   });
   const engine = new Engine({
     database, ledger, catalog, clock, files, signals: tasks.signals,
-    backends: new Map(Object.entries({ local, ...opts.backends })),
+    backends: new Map([...routeBackends, ...Object.entries({ local, ...opts.backends })]),
+    health: routeHealth,
+    webhookBase: config.UPSTREAM_WEBHOOKS ? config.PUBLIC_BASE_URL : null,
     settings: {
       pollMs: config.ENGINE_POLL_MS,
       leaseMs: config.ENGINE_LEASE_MS,
@@ -101,6 +123,7 @@ export async function buildServices(
       retryMs: config.ENGINE_RETRY_MS,
       callTimeoutMs: config.BACKEND_CALL_TIMEOUT_MS,
       concurrency: config.ENGINE_CONCURRENCY,
+      upstreamPollMs: config.UPSTREAM_POLL_MS,
     },
   });
   const metrics = new Metrics(database, clock);
@@ -134,6 +157,7 @@ export async function buildServices(
     metrics,
     guard,
     callbacks,
+    routeHealth,
     close: async () => {
       await engine.stop();
       await callbacks.stop();

@@ -9,6 +9,7 @@ import type { DB, TasksTable } from '../store/schema.js';
 import { failureCode, type TaskState } from './states.js';
 import { moveTask } from './transition.js';
 import type { TaskSignals } from './tasks.js';
+import type { RouteHealth } from './routing.js';
 
 /** A claimed task row. */
 export type TaskWork = Selectable<TasksTable> & { seq: number };
@@ -20,7 +21,12 @@ export interface EngineDeps {
   catalog: Catalog;
   clock: Clock;
   files: Files;
+  /** Backends by route name (routeName): the shared `local` one and one per upstream route. */
   backends: ReadonlyMap<string, Backend>;
+  /** Breakers and concurrency slots of the routes. */
+  health: RouteHealth;
+  /** PUBLIC_BASE_URL when UPSTREAM_WEBHOOKS says upstreams can reach it; null: polling only. */
+  webhookBase: string | null;
   signals: TaskSignals;
   settings: {
     pollMs: number;
@@ -29,6 +35,8 @@ export interface EngineDeps {
     retryMs: number;
     callTimeoutMs: number;
     concurrency: number;
+    /** First poll interval of an upstream route (UPSTREAM_POLL_MS); grows with the time since the hand-off. */
+    upstreamPollMs: number;
   };
   /** Who holds a lease: this engine's id. */
   workerId: string;
@@ -45,6 +53,12 @@ export function jobOf(task: TaskWork, catalog: Catalog): BackendJob {
     input: JSON.parse(task.input) as Record<string, unknown>,
     media: task.media ? (JSON.parse(task.media) as Record<string, never>) : {},
   };
+}
+
+/** How long to wait before asking a route's backend again: ENGINE_POLL_MS for the local one, UPSTREAM_POLL_MS growing by one step per minute (up to 4×) for upstreams. */
+export function pollDelay(deps: EngineDeps, kind: string, sinceHandOffMs: number): number {
+  if (kind === 'local') return deps.settings.pollMs;
+  return deps.settings.upstreamPollMs * Math.min(4, 1 + Math.floor(Math.max(0, sinceHandOffMs) / 60_000));
 }
 
 /** Marks the callback outbox row due (issue 6 delivers it); a no-op for tasks without a callBackUrl. */
