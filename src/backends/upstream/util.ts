@@ -14,7 +14,7 @@ export const obj = (v: unknown): Record<string, unknown> => (v && typeof v === '
 export const strings = (v: unknown): string[] => (typeof v === 'string' ? [v] : Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
 
 /** Words upstreams use when their moderation stops a job; matched case-insensitively in error codes and messages. */
-const MODERATION = /sensitive|nsfw|content[ _-]?polic|moderat|safety|unsafe|flagged|risk ?detection|copyright|privacy ?information|real person/i;
+const MODERATION = /sensitive|nsfw|content[ _-]?polic|moderat|safety[ _-]?(check|filter|system|polic)|unsafe|flagged|risk ?detection|copyright|privacy ?information|real person/i;
 const TIMEOUT = /time[ _-]?out|timed out|deadline|expired/i;
 
 /** The FailKind an upstream's failure text suggests, falling back to `otherwise`. */
