@@ -1,7 +1,7 @@
 import { BackendFailure, type Backend, type BackendJob, type BackendOutput, type BackendStatus, type OutputFile } from '../types.js';
 import type { JsonResponse } from '../upstream/http.js';
 import type { UpstreamOptions } from '../upstream/types.js';
-import { fetchResult, num, obj, str, transient } from '../upstream/util.js';
+import { checkMap, fetchResult, num, obj, str, transient } from '../upstream/util.js';
 import { imageRequest, kindOfError, videoTask } from './input.js';
 
 /** ModelArk's API host for the Asia-Pacific region, where the Seedance models run; other regions by the route's base_url. */
@@ -31,6 +31,7 @@ function refusal(res: JsonResponse): BackendFailure {
  * API answers synchronously. ModelArk documents no idempotency key, so submit is not idempotent.
  */
 export function createBytePlusBackend(opts: UpstreamOptions): Backend {
+  checkMap(opts.map, opts.name);
   const base = opts.baseUrl.replace(/\/+$/, '');
   const auth = { authorization: `Bearer ${opts.apiKey}` };
   const http = opts.http;

@@ -1,7 +1,7 @@
 import { BackendFailure, type Backend, type BackendJob, type BackendOutput, type BackendStatus } from '../types.js';
 import type { JsonResponse } from '../upstream/http.js';
 import type { UpstreamOptions } from '../upstream/types.js';
-import { fetchResult, obj, str, transient } from '../upstream/util.js';
+import { checkMap, fetchResult, obj, str, transient } from '../upstream/util.js';
 import { falFailure, falInput, outputUrls } from './input.js';
 
 /** fal's queue host. */
@@ -21,6 +21,7 @@ export function appOf(model: string): string {
  * submit is never repeated after it may have been taken. The reference is "{app}|{request id}".
  */
 export function createFalBackend(opts: UpstreamOptions): Backend {
+  checkMap(opts.map, opts.name);
   const base = opts.baseUrl.replace(/\/+$/, '');
   const origin = new URL(base).origin;
   const auth = { authorization: `Key ${opts.apiKey}` };

@@ -1,6 +1,6 @@
 import { BackendFailure, type Backend, type BackendJob, type BackendOutput, type BackendStatus } from '../types.js';
 import type { UpstreamOptions } from '../upstream/types.js';
-import { fetchResult, obj, str, transient } from '../upstream/util.js';
+import { checkMap, fetchResult, obj, str, transient } from '../upstream/util.js';
 import { createRefusal, kindOfPredictionError, outputLinks, replicateInput } from './input.js';
 
 /** Replicate's API host. */
@@ -30,6 +30,7 @@ function createTarget(model: string): { path: string; version?: string } {
  * URLs are built from the configured base, never from the prediction's `urls`, so the token goes only there.
  */
 export function createReplicateBackend(opts: UpstreamOptions): Backend {
+  checkMap(opts.map, opts.name);
   const base = opts.baseUrl.replace(/\/+$/, '');
   const auth = { authorization: `Bearer ${opts.apiKey}` };
   const http = opts.http;

@@ -41,14 +41,27 @@ export function applyMap(input: Record<string, unknown>, map: Readonly<Record<st
   return out;
 }
 
+/**
+ * Checks a route's `map` when the backend is built, so a typo stops the start instead of silently
+ * sending the wrong input: only `rename` (object of strings), `set` (object) and `omit` (list of strings).
+ */
+export function checkMap(map: Readonly<Record<string, unknown>> | undefined, route: string): void {
+  if (!map) return;
+  const isObject = (v: unknown) => !!v && typeof v === 'object' && !Array.isArray(v);
+  for (const [key, value] of Object.entries(map)) {
+    if (key === 'rename' && isObject(value) && Object.values(value as object).every((v) => typeof v === 'string')) continue;
+    if (key === 'set' && isObject(value)) continue;
+    if (key === 'omit' && Array.isArray(value) && value.every((v) => typeof v === 'string')) continue;
+    throw new Error(
+      `route ${route}: map.${key} is not allowed as ${JSON.stringify(value)}; a map has "rename" (object of field names), "set" (object of constant fields) and "omit" (list of field names)`,
+    );
+  }
+}
+
 /** Copies the fields that are present, so absent GenGate fields leave the upstream's defaults alone. */
 export function present(pairs: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(pairs).filter(([, v]) => v !== undefined));
 }
-
-const EXT_OF_MIME: Record<string, string> = {
-  'video/mp4': 'mp4', 'video/quicktime': 'mov', 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'audio/mpeg': 'mp3', 'audio/wav': 'wav',
-};
 
 /**
  * Downloads one result into tmpDir through the guard. The file's real type is sniffed later by the
@@ -70,11 +83,6 @@ export async function fetchResult(http: UpstreamHttp, url: string, tmpDir: strin
     }
     throw e;
   }
-}
-
-/** Extension for a mime type, for naming only. */
-export function extOf(mime: string): string {
-  return EXT_OF_MIME[mime] ?? 'bin';
 }
 
 /** The message of a plain error from a progress/results call: includes the status and a short body excerpt. */
