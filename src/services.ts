@@ -15,6 +15,7 @@ import { buildRouteBackends } from './backends/registry.js';
 import { BACKEND_KINDS_BUILT } from './backends/kinds.js';
 import { UpstreamHttp } from './backends/upstream/index.js';
 import { Engine, RouteHealth, Tasks } from './tasks/index.js';
+import { registerRouteMetrics } from './tasks/route-metrics.js';
 import { Metrics } from './metrics/index.js';
 import { NetGuard } from './net/index.js';
 import { CallbackWorker, callbackUrlCheck, retryDelays } from './callbacks/index.js';
@@ -127,6 +128,7 @@ export async function buildServices(
     },
   });
   const metrics = new Metrics(database, clock);
+  registerRouteMetrics(metrics.registry, routeHealth, fileCatalog, database);
   const callbacks = new CallbackWorker({
     database, clock, guard, signals: tasks.signals,
     view: { usdRubRate: config.USD_RUB_RATE, fileUrl: (id, name) => files.url(id, name) },

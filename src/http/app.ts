@@ -41,7 +41,9 @@ function stdoutLog(): pino.DestinationStream {
 class OneLineLog extends LogController {
   override incomingRequest(): void {}
   override requestCompleted(error: Error | null | undefined, req: FastifyRequest, reply: FastifyReply): void {
-    const line = { method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 };
+    // The token of an upstream notification URL is a credential: never logged.
+    const url = req.url.startsWith('/upstream/') ? req.url.replace(/\/notify\/[^/?]*/, '/notify/[redacted]') : req.url;
+    const line = { method: req.method, url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 };
     if (error) reply.log.error({ ...line, err: error }, 'request errored');
     else reply.log.info(line, 'request');
   }
