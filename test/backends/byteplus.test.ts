@@ -48,7 +48,7 @@ describe('BytePlus ModelArk adapter against a fake ModelArk', () => {
         { type: 'audio_url', audio_url: { url: 'https://files.example/s.mp3' }, role: 'reference_audio' },
       ],
       resolution: '720p', ratio: '16:9', duration: 5, seed: 42, generate_audio: true, return_last_frame: true,
-      tools: [{ type: 'web_search' }], callback_url: 'https://gengate.example/upstream/v1/notify/tok123',
+      watermark: false, tools: [{ type: 'web_search' }], callback_url: 'https://gengate.example/upstream/v1/notify/tok123',
     });
     const states = await pollUntilSettled(b, job, ref);
     expect(states.map((s) => s.state)).toEqual(['queued', 'running', 'done']);

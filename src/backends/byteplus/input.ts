@@ -28,7 +28,8 @@ export function videoTask(job: BackendJob, model: string, map: Readonly<Record<s
     generate_audio: typeof input.generate_audio === 'boolean' ? input.generate_audio : undefined,
     return_last_frame: input.return_last_frame === true ? true : undefined,
     camera_fixed: typeof input.camera_fixed === 'boolean' ? input.camera_fixed : undefined,
-    watermark: typeof input.watermark === 'boolean' ? input.watermark : undefined,
+    // ModelArk may mark results by default; GenGate marks them only when asked.
+    watermark: input.watermark === true,
     draft: input.draft === true ? true : undefined,
     tools: input.web_search === true ? [{ type: 'web_search' }] : undefined,
     callback_url: job.webhookUrl,
