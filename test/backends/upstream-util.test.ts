@@ -3,6 +3,7 @@ import { createFalBackend } from '../../src/backends/fal/index.js';
 import { UpstreamHttp } from '../../src/backends/upstream/index.js';
 import { applyMap, checkMap, kindFromText } from '../../src/backends/upstream/util.js';
 import { NetGuard } from '../../src/net/index.js';
+import { ConfigError } from '../../src/config.js';
 
 describe('route input maps', () => {
   it('renames, then drops, then sets', () => {
@@ -14,6 +15,7 @@ describe('route input maps', () => {
     expect(() => checkMap({ rename: { a: 'b' }, set: { x: 1 }, omit: ['y'] }, 'r')).not.toThrow();
     expect(() => checkMap({ renames: {} }, 'fal#1')).toThrow(/route fal#1: map\.renames is not allowed/);
     expect(() => checkMap({ omit: 'seed' }, 'r')).toThrow(/map\.omit/);
+    expect(() => checkMap({ omit: 'seed' }, 'r')).toThrow(ConfigError);
     expect(() => checkMap({ rename: { a: 1 } }, 'r')).toThrow(/map\.rename/);
     const guard = new NetGuard({ allowPrivate: true });
     const http = new UpstreamHttp(guard);

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { ConfigError } from '../../config.js';
 import { NetError } from '../../net/index.js';
 import { BackendFailure, type FailKind, type OutputFile } from '../types.js';
 import type { UpstreamHttp } from './http.js';
@@ -52,7 +53,7 @@ export function checkMap(map: Readonly<Record<string, unknown>> | undefined, rou
     if (key === 'rename' && isObject(value) && Object.values(value as object).every((v) => typeof v === 'string')) continue;
     if (key === 'set' && isObject(value)) continue;
     if (key === 'omit' && Array.isArray(value) && value.every((v) => typeof v === 'string')) continue;
-    throw new Error(
+    throw new ConfigError(
       `route ${route}: map.${key} is not allowed as ${JSON.stringify(value)}; a map has "rename" (object of field names), "set" (object of constant fields) and "omit" (list of field names)`,
     );
   }
