@@ -135,7 +135,7 @@ describe('BytePlus ModelArk adapter against a fake ModelArk', () => {
     const ref = await b.submit(job);
     expect(lastCreate().path).toBe('/api/v3/images/generations');
     expect(lastCreate().json).toEqual({
-      model: 'seedream-4-5-251128', prompt: 'a lighthouse', image: 'https://files.example/p.png', size: '2736x1536', seed: 3,
+      model: 'seedream-4-5-251128', prompt: 'a lighthouse', image: 'https://files.example/p.png', size: '2736x1536', seed: 3, output_format: 'png',
       sequential_image_generation: 'disabled', response_format: 'url', watermark: false,
     });
     expect(await b.progress(job, ref)).toEqual({ state: 'done' });

@@ -62,6 +62,8 @@ export function imageRequest(job: BackendJob, model: string, map: Readonly<Recor
     image: photos.length === 0 ? undefined : photos.length === 1 ? photos[0] : photos,
     size: aspect ? pixelSize(sizeClass, aspect) : sizeClass,
     seed: num(input.seed),
+    // Seedream takes png or jpeg here; a model that does not can drop it with the route's map (omit).
+    output_format: str(input.output_format),
     sequential_image_generation: 'disabled',
     response_format: 'url',
     watermark: typeof input.watermark === 'boolean' ? input.watermark : false,
