@@ -75,12 +75,7 @@ function parseRoute(r: unknown, at: string, fail: Fail): Route {
     );
   }
   route.keyEnv = r.key_env;
-  if (r.map !== undefined) {
-    if (!isObject(r.map) || Object.keys(r.map).length > MAX_MAP_KEYS) {
-      throw fail(`${at}.map`, `must be an object of at most ${MAX_MAP_KEYS} input fields (got ${JSON.stringify(r.map)})`);
-    }
-    route.map = r.map;
-  }
+  if (r.map !== undefined) route.map = parseMap(r.map, `${at}.map`, fail);
   if (r.concurrency !== undefined) {
     if (typeof r.concurrency !== 'number' || !Number.isInteger(r.concurrency) || r.concurrency < 1 || r.concurrency > 100_000) {
       throw fail(`${at}.concurrency`, `must be a whole number from 1 to 100000 (got ${JSON.stringify(r.concurrency)})`);
@@ -88,6 +83,27 @@ function parseRoute(r: unknown, at: string, fail: Fail): Route {
     route.concurrency = r.concurrency;
   }
   return route;
+}
+
+/** A route's input mapping: `rename` (field → field), `set` (field → constant), `omit` (fields); see docs/backends.md. */
+function parseMap(map: unknown, at: string, fail: Fail): Json {
+  if (!isObject(map)) throw fail(at, `must be an object with "rename", "set" and/or "omit" (got ${JSON.stringify(map)})`);
+  for (const [key, v] of Object.entries(map)) {
+    const size = isObject(v) ? Object.keys(v).length : Array.isArray(v) ? v.length : 0;
+    if (size > MAX_MAP_KEYS) throw fail(`${at}.${key}`, `may name at most ${MAX_MAP_KEYS} fields (got ${size})`);
+    if (key === 'rename') {
+      if (!isObject(v) || !Object.values(v).every((x) => typeof x === 'string' && x.length > 0)) {
+        throw fail(`${at}.rename`, `must be an object of field names to new field names, e.g. {"duration": "seconds"} (got ${JSON.stringify(v)})`);
+      }
+    } else if (key === 'set') {
+      if (!isObject(v)) throw fail(`${at}.set`, `must be an object of fields to constant values, e.g. {"watermark": false} (got ${JSON.stringify(v)})`);
+    } else if (key === 'omit') {
+      if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) throw fail(`${at}.omit`, `must be a list of field names (got ${JSON.stringify(v)})`);
+    } else {
+      throw fail(`${at}.${key}`, 'unknown field; a map has "rename", "set" and "omit"');
+    }
+  }
+  return map;
 }
 
 function isHttpUrl(u: string): boolean {

@@ -14,14 +14,14 @@ describe('catalog routes', () => {
   it('reads upstream routes in order with their fields', () => {
     const c = buildCatalog(
       routes([
-        { backend: 'fal', model: 'fal-ai/seedance', key_env: 'FAL_KEY', concurrency: 3, map: { duration: 'seconds' } },
+        { backend: 'fal', model: 'fal-ai/seedance', key_env: 'FAL_KEY', concurrency: 3, map: { rename: { duration: 'seconds' }, set: { sync: true }, omit: ['seed'] } },
         { backend: 'same-api', base_url: 'https://up.example.com/', key_env: 'UPSTREAM_KEY', name: 'backup' },
         { backend: 'local' },
       ]),
     );
     const m = c.find('seedance-2.0')!;
     expect(m.routes).toEqual([
-      { backend: 'fal', model: 'fal-ai/seedance', keyEnv: 'FAL_KEY', concurrency: 3, map: { duration: 'seconds' } },
+      { backend: 'fal', model: 'fal-ai/seedance', keyEnv: 'FAL_KEY', concurrency: 3, map: { rename: { duration: 'seconds' }, set: { sync: true }, omit: ['seed'] } },
       { backend: 'same-api', baseUrl: 'https://up.example.com', keyEnv: 'UPSTREAM_KEY', name: 'backup' },
       { backend: 'local' },
     ]);
@@ -41,7 +41,10 @@ describe('catalog routes', () => {
     [[{ backend: 'same-api', key_env: 'UP_KEY', base_url: 'https://u:p@x.example' }], `${at}[0].base_url: must be an http:// or https:// URL without user:password`],
     [[{ backend: 'fal', model: 'm', key_env: 'FAL_KEY', concurrency: 0 }], `${at}[0].concurrency: must be a whole number from 1 to 100000 (got 0)`],
     [[{ backend: 'fal', model: 'm', key_env: 'FAL_KEY', concurrency: 2.5 }], `${at}[0].concurrency: must be a whole number from 1 to 100000 (got 2.5)`],
-    [[{ backend: 'fal', model: 'm', key_env: 'FAL_KEY', map: ['x'] }], `${at}[0].map: must be an object of at most 100 input fields (got ["x"])`],
+    [[{ backend: 'fal', model: 'm', key_env: 'FAL_KEY', map: ['x'] }], `${at}[0].map: must be an object with "rename", "set" and/or "omit" (got ["x"])`],
+    [[{ backend: 'fal', model: 'm', key_env: 'FAL_KEY', map: { duration: 'seconds' } }], `${at}[0].map.duration: unknown field; a map has "rename", "set" and "omit"`],
+    [[{ backend: 'fal', model: 'm', key_env: 'FAL_KEY', map: { rename: { duration: 5 } } }], `${at}[0].map.rename: must be an object of field names to new field names, e.g. {"duration": "seconds"} (got {"duration":5})`],
+    [[{ backend: 'fal', model: 'm', key_env: 'FAL_KEY', map: { omit: 'seed' } }], `${at}[0].map.omit: must be a list of field names (got "seed")`],
     [[{ backend: 'fal', model: 'm', key_env: 'FAL_KEY', name: 'local' }], `${at}[0].name: must be a name of letters, digits and . _ : # / - other than "local" (got "local")`],
     [[{ backend: 'fal', model: 'm', key_env: 'FAL_KEY', name: 'x' }, { backend: 'fal', model: 'n', key_env: 'FAL_KEY', name: 'x' }], `${at}[1].name: route name "x" is already used by models."seedance-2.0".routes[0]`],
   ])('refuses %j naming the field', (list, message) => {
