@@ -1,3 +1,4 @@
+import { readdir } from 'node:fs/promises';
 import { describe, expect, it, beforeAll, afterAll } from 'vitest';
 import { BackendFailure } from '../../src/backends/index.js';
 import { createBytePlusBackend } from '../../src/backends/byteplus/index.js';
@@ -58,6 +59,18 @@ describe('BytePlus ModelArk adapter against a fake ModelArk', () => {
     expect(await hashOf(out.files[0]!.path)).toBe(await hashOf(kit.video));
     expect(await hashOf(out.lastFrame!.path)).toBe(await hashOf(kit.frame));
     expect(out.durationSeconds).toBe(2);
+  });
+
+  it('a result link that is gone fails the task (generation) and leaves no partial download behind', async () => {
+    const b = backend();
+    const job = jobOf('seedance-2.0', 'video', { prompt: '[frame-gone] x', return_last_frame: true });
+    const ref = await b.submit(job);
+    await pollUntilSettled(b, job, ref);
+    const e = await rejectionOf(b.results(job, ref));
+    expect(e).toBeInstanceOf(BackendFailure);
+    expect((e as BackendFailure).kind).toBe('generation');
+    expect((e as BackendFailure).message).toMatch(/HTTP 404/);
+    expect((await readdir(kit.tmpDir)).filter((f) => f.startsWith(`${job.taskId}-`))).toEqual([]);
   });
 
   it('sends automatic length as -1, leaves absent switches to the upstream, and applies the route map', async () => {

@@ -45,7 +45,8 @@ export async function startFake(handle: (call: Call, base: string) => Answer | P
         }
         const call: Call = { method: req.method ?? '', path: url.pathname, query: url.searchParams, headers: req.headers, text, json };
         calls.push(call);
-        const answer = await handle(call, base);
+        // Result links are public (signed) addresses: an unknown one is simply not found, whatever the key.
+        const answer = url.pathname.startsWith('/media/') ? { status: 404, text: 'NoSuchKey' } : await handle(call, base);
         if (answer === 'hang') return;
         const body = answer.text ?? (answer.json === undefined ? '' : JSON.stringify(answer.json));
         res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers }).end(body);

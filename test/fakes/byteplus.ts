@@ -5,7 +5,7 @@ import { startFake, type Answer, type Call } from './base.js';
  * (POST/GET/DELETE /api/v3/contents/generations/tasks) that go queued → running → succeeded over
  * polls; Seedream images answered synchronously; errors as `{ error: { code, message, type } }`.
  * Markers in the prompt pick a failure: [policy] [invalid] [busy] [down] [fail-later] [broken]
- * [expire] [garbage] [noid].
+ * [expire] [garbage] [noid] [frame-gone] (the last frame's link answers 404).
  */
 export async function startBytePlusFake(key: string, files: { video: string; frame: string; image: string }) {
   const tasks = new Map<string, { body: Record<string, unknown>; polls: number; status: string; prompt: string }>();
@@ -76,7 +76,8 @@ export async function startBytePlusFake(key: string, files: { video: string; fra
         : { code: 'OutputVideoSensitiveContentDetected', message: 'The generated video may contain sensitive information.' };
     }
     if (task.status === 'succeeded') {
-      view.content = { video_url: `${base}/media/${files.video}`, ...(task.body.return_last_frame ? { last_frame_url: `${base}/media/${files.frame}` } : {}) };
+      const frame = task.prompt.includes('[frame-gone]') ? 'expired-frame.png' : files.frame;
+      view.content = { video_url: `${base}/media/${files.video}`, ...(task.body.return_last_frame ? { last_frame_url: `${base}/media/${frame}` } : {}) };
       view.usage = { completion_tokens: 108900, total_tokens: 108900 };
       view.duration = 2;
     }

@@ -1,7 +1,7 @@
 import { BackendFailure, type Backend, type BackendJob, type BackendOutput, type BackendStatus, type OutputFile } from '../types.js';
 import type { JsonResponse } from '../upstream/http.js';
 import type { UpstreamOptions } from '../upstream/types.js';
-import { checkMap, fetchResult, num, obj, str, transient } from '../upstream/util.js';
+import { checkMap, fetchAll, fetchResult, num, obj, str, transient } from '../upstream/util.js';
 import { imageRequest, kindOfError, videoTask } from './input.js';
 
 /** ModelArk's API host for the Asia-Pacific region, where the Seedance models run; other regions by the route's base_url. */
@@ -109,11 +109,14 @@ export function createBytePlusBackend(opts: UpstreamOptions): Backend {
       const content = obj(task.content);
       const video = str(content.video_url);
       if (task.status !== 'succeeded' || !video) throw new Error(`BytePlus task ${ref} has no video yet (status ${String(task.status)})`);
-      const files = [await fetchResult(http, video, opts.tmpDir, `${job.taskId}-video`, 'video/mp4')];
       const frameUrl = str(content.last_frame_url);
-      const lastFrame: OutputFile | undefined = frameUrl ? await fetchResult(http, frameUrl, opts.tmpDir, `${job.taskId}-frame`, 'image/png') : undefined;
+      const got = await fetchAll(http, [
+        { url: video, label: `${job.taskId}-video`, mime: 'video/mp4' },
+        ...(frameUrl ? [{ url: frameUrl, label: `${job.taskId}-frame`, mime: 'image/png' }] : []),
+      ], opts.tmpDir);
+      const lastFrame: OutputFile | undefined = got[1];
       const seconds = num(task.duration);
-      return { files, ...(seconds !== undefined && seconds > 0 ? { durationSeconds: seconds } : {}), ...(lastFrame ? { lastFrame } : {}) };
+      return { files: [got[0]!], ...(seconds !== undefined && seconds > 0 ? { durationSeconds: seconds } : {}), ...(lastFrame ? { lastFrame } : {}) };
     },
 
     async cancel(_job, ref) {

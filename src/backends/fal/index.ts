@@ -1,7 +1,7 @@
 import { BackendFailure, type Backend, type BackendJob, type BackendOutput, type BackendStatus } from '../types.js';
 import type { JsonResponse } from '../upstream/http.js';
 import type { UpstreamOptions } from '../upstream/types.js';
-import { checkMap, fetchResult, obj, str, transient } from '../upstream/util.js';
+import { checkMap, fetchAll, obj, str, transient } from '../upstream/util.js';
 import { falFailure, falInput, outputUrls } from './input.js';
 
 /** fal's queue host. */
@@ -107,9 +107,8 @@ export function createFalBackend(opts: UpstreamOptions): Backend {
       const urls = outputUrls(res.data);
       if (urls.length === 0) throw new BackendFailure('generation', 'fal finished the request without any file');
       const wanted = job.kind === 'music' ? urls.slice(0, 2) : urls.slice(0, 1);
-      const files = [];
-      for (const [i, url] of wanted.entries()) files.push(await fetchResult(http, url, opts.tmpDir, `${job.taskId}-${i + 1}`, FALLBACK_MIME[job.kind]));
-      return { files };
+      const items = wanted.map((url, i) => ({ url, label: `${job.taskId}-${i + 1}`, mime: FALLBACK_MIME[job.kind] }));
+      return { files: await fetchAll(http, items, opts.tmpDir) };
     },
 
     async cancel(_job, ref) {

@@ -1,6 +1,6 @@
 import { BackendFailure, type Backend, type BackendJob, type BackendOutput, type BackendStatus } from '../types.js';
 import type { UpstreamOptions } from '../upstream/types.js';
-import { checkMap, fetchResult, obj, str, transient } from '../upstream/util.js';
+import { checkMap, fetchAll, obj, str, transient } from '../upstream/util.js';
 import { createRefusal, kindOfPredictionError, outputLinks, replicateInput } from './input.js';
 
 /** Replicate's API host. */
@@ -95,9 +95,8 @@ export function createReplicateBackend(opts: UpstreamOptions): Backend {
       const links = outputLinks(p.output);
       if (links.length === 0) throw new BackendFailure('generation', 'Replicate finished the prediction without any file');
       const wanted = job.kind === 'music' ? links.slice(0, 2) : links.slice(0, 1);
-      const files = [];
-      for (const [i, url] of wanted.entries()) files.push(await fetchResult(http, url, opts.tmpDir, `${job.taskId}-${i + 1}`, FALLBACK_MIME[job.kind]));
-      return { files };
+      const items = wanted.map((url, i) => ({ url, label: `${job.taskId}-${i + 1}`, mime: FALLBACK_MIME[job.kind] }));
+      return { files: await fetchAll(http, items, opts.tmpDir) };
     },
 
     async cancel(_job, ref) {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../../config.js';
 import { NetError } from '../../net/index.js';
@@ -82,6 +83,22 @@ export async function fetchResult(http: UpstreamHttp, url: string, tmpDir: strin
     if (e instanceof NetError && (e.code === 'blocked' || e.code === 'bad_url' || e.code === 'too_large')) {
       throw new BackendFailure('generation', `the upstream's result could not be copied: ${e.message}`);
     }
+    throw e;
+  }
+}
+
+/** Downloads several results in order; when one fails, the ones already downloaded are removed (nobody else would). */
+export async function fetchAll(
+  http: UpstreamHttp,
+  items: readonly { url: string; label: string; mime: string }[],
+  tmpDir: string,
+): Promise<OutputFile[]> {
+  const done: OutputFile[] = [];
+  try {
+    for (const item of items) done.push(await fetchResult(http, item.url, tmpDir, item.label, item.mime));
+    return done;
+  } catch (e) {
+    await Promise.all(done.map((f) => rm(f.path, { force: true })));
     throw e;
   }
 }
