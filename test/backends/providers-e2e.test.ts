@@ -101,3 +101,42 @@ describe.each(dialects())('provider routes end to end on %s', (dialect) => {
     await expectLedgerInvariant(s.services.database);
   });
 });
+
+/** Replicate finishing on its own clock: with polling pushed out of the way, only its webhook can end the task. */
+describe('a provider webhook ends the task (sqlite)', () => {
+  const kit = useUpstreamKit();
+  let s: TestServer;
+  let replicate: Awaited<ReturnType<typeof startReplicateFake>>;
+  beforeAll(async () => {
+    replicate = await startReplicateFake('r8_hook', (_model, base) => `${base}/media/video.mp4`, {
+      finishAfterMs: 300,
+      webhookAddress: (url) => url.replace('http://gengate.test', s.url),
+    });
+    replicate.media('video.mp4', kit.video, 'video/mp4');
+    const catalog = path.join(scratch, 'catalog-hook.json');
+    writeFileSync(catalog, JSON.stringify({ models: { 'wan-2.7': { routes: [{ backend: 'replicate', model: 'wan-video/wan-2.7', base_url: replicate.url, key_env: 'HOOK_REPLICATE_TOKEN' }] } } }));
+    s = await startServer('sqlite', {
+      ...FAST, GENGATE_CATALOG: catalog, ALLOW_PRIVATE_NETWORK: 'true', UPSTREAM_POLL_MS: '600000', HOOK_REPLICATE_TOKEN: 'r8_hook',
+      UPSTREAM_WEBHOOKS: 'true', PUBLIC_BASE_URL: 'http://gengate.test',
+    });
+    s.services.engine.start();
+  });
+  afterAll(async () => {
+    await s?.close();
+    await replicate?.close();
+  });
+
+  it('the completed-event webhook wakes the task, which then reads the prediction and re-hosts the video', async () => {
+    const { key } = await s.account(10);
+    const id = await create(s, key, 'wan-2.7', { prompt: 'a quiet harbour', duration: 5, resolution: '480p' });
+    const t = await settle(s, key, id);
+    expect(t.state, JSON.stringify(t)).toBe('success');
+    const sent = replicate.calls.find((c) => c.method === 'POST')!.json as Record<string, unknown>;
+    expect(sent).toMatchObject({ webhook: expect.stringMatching(/^http:\/\/gengate\.test\/upstream\/v1\/notify\//), webhook_events_filter: ['completed'] });
+    expect(replicate.deliveries).toHaveLength(1);
+    expect(replicate.deliveries[0]!.status).toBeGreaterThanOrEqual(200);
+    expect(replicate.deliveries[0]!.status).toBeLessThan(300);
+    // Only the first look after the hand-off and the one the webhook caused: polling alone would have waited 10 minutes.
+    expect(replicate.calls.filter((c) => c.method === 'GET' && c.path.startsWith('/v1/predictions/')).length).toBeLessThanOrEqual(3);
+  });
+});
