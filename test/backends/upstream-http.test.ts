@@ -21,8 +21,9 @@ async function startServer(files: Map<string, Buffer>) {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const url = req.url ?? '/';
-      seen.push({ method: req.method ?? '', url, headers: req.headers, body: Buffer.concat(chunks) });
+      const full = req.url ?? '/';
+      const url = full.split('?')[0]!;
+      seen.push({ method: req.method ?? '', url: full, headers: req.headers, body: Buffer.concat(chunks) });
       const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
         res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
       if (url === '/echo') return json(200, { method: req.method, got: JSON.parse(Buffer.concat(chunks).toString() || 'null') });
@@ -108,7 +109,8 @@ describe('UpstreamHttp', () => {
     const refused = await thrown(up.create('POST', `http://127.0.0.1:${port}/x`, { body: {} }));
     expect(refused).toBeInstanceOf(NotAccepted);
     expect((refused as Error).message).toMatch(/connection refused/);
-    const hung = await thrown(up.create('POST', `${server.base}/hang`, { body: {}, timeoutMs: 200 }));
+    const hung = await thrown(up.create('POST', `${server.base}/hang?fal_webhook=https%3A%2F%2Fgg.example%2Fnotify%2Fsecret-token`, { body: {}, timeoutMs: 200 }));
+    expect((hung as Error).message).not.toContain('secret-token');
     expect(hung).toBeInstanceOf(NotAccepted);
     expect((hung as Error).message).toMatch(/within 200 ms/);
   });

@@ -107,7 +107,8 @@ export class UpstreamHttp {
     try {
       res = await this.json(method, url, req);
     } catch (e) {
-      if (e instanceof NetError) throw new NotAccepted(`${url}: ${e.message}`);
+      // The address without its query: a query may carry a secret (fal's webhook address holds GenGate's notify token).
+      if (e instanceof NetError) throw new NotAccepted(`${withoutQuery(url)}: ${e.message}`);
       throw e;
     }
     const refusal = notAccepted(res);
@@ -190,6 +191,11 @@ function parsed(status: number, headers: IncomingHttpHeaders, text: string): Jso
     data = undefined;
   }
   return { status, headers, data, text };
+}
+
+function withoutQuery(url: string): string {
+  const q = url.search(/[?#]/);
+  return q < 0 ? url : url.slice(0, q);
 }
 
 /** Form names and file names may not break out of their quotes. */
