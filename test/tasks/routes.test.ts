@@ -62,6 +62,7 @@ describe.each(dialects())('routes, retries and fail-over on %s', (dialect) => {
     const file = catalogFile(`routes-${dialect}`, {
       'nano-banana-2': { routes: [{ backend: 'same-api', base_url: fake.url, key_env: 'UP_KEY' }, { backend: 'local' }] },
       'nano-banana-pro': { routes: [{ backend: 'same-api', name: 'scripted', base_url: fake.url, key_env: 'UP_KEY' }, { backend: 'local' }] },
+      'google/nano-banana': { routes: [{ backend: 'same-api', name: 'limited', base_url: fake.url, key_env: 'UP_KEY', concurrency: 1 }] },
     });
     s = await startServer(
       dialect,
@@ -136,6 +137,24 @@ describe.each(dialects())('routes, retries and fail-over on %s', (dialect) => {
     expect(t.failMsg).toContain('the model gave up');
     expect((await s.call('GET', '/api/v1/user/balance', { key: a.key })).body.data.balance).toBe('1.0000');
     fake.state.taskState = 'success';
+  });
+
+  it('a route at its concurrency limit makes the next task wait until a slot is free', async () => {
+    fake.state.taskState = 'generating';
+    const a = await s.account(1);
+    const first = await create(s, a.key, 'google/nano-banana', { prompt: 'first' });
+    await eventually(async () => (await info(s, a.key, first)).state === 'generating');
+    const second = await create(s, a.key, 'google/nano-banana', { prompt: 'second' });
+    // Several engine rounds (ENGINE_POLL_MS 20) pass; the second stays waiting, never submitted.
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await info(s, a.key, second)).state).toBe('waiting');
+    expect(keyed(second)).toHaveLength(0);
+    const metrics = await (await fetch(`${s.url}/metrics`)).text();
+    expect(metrics).toContain('gengate_route_in_flight{route="limited"} 1');
+    fake.state.taskState = 'success';
+    expect((await settle(s, a.key, first)).state).toBe('success');
+    expect((await settle(s, a.key, second)).state).toBe('success');
+    expect(keyed(second)).toHaveLength(1);
   });
 
   it('NotAccepted from an upstream without idempotency is retried, then the next route takes the task', async () => {
