@@ -7,8 +7,20 @@ import { startFake, type Answer, type Call } from './base.js';
  * Markers in the prompt pick a failure: [policy] [invalid] [busy] [down] [fail-later] [broken]
  * [expire] [garbage] [noid] [frame-gone] (the last frame's link answers 404).
  */
-export async function startBytePlusFake(key: string, files: { video: string; frame: string; image: string }) {
-  const tasks = new Map<string, { body: Record<string, unknown>; polls: number; status: string; prompt: string }>();
+export interface BytePlusFakeOptions {
+  /** Finish every task on its own this long after creation (instead of over polls) and POST it to its callback_url. */
+  finishAfterMs?: number;
+  /** Where callbacks really go (tests map GenGate's PUBLIC_BASE_URL to its loopback address). */
+  callbackAddress?: (url: string) => string;
+}
+
+type Task = { body: Record<string, unknown>; polls: number; status: string; prompt: string };
+
+export async function startBytePlusFake(key: string, files: { video: string; frame: string; image: string }, options: BytePlusFakeOptions = {}) {
+  const tasks = new Map<string, Task>();
+  const deliveries: { url: string; status: number | string }[] = [];
+  const finalStatus = (task: Task) =>
+    task.prompt.includes('[fail-later]') || task.prompt.includes('[broken]') ? 'failed' : task.prompt.includes('[expire]') ? 'expired' : 'succeeded';
   let next = 1;
   const error = (status: number, code: string, message: string, type: string, headers?: Record<string, string>): Answer => ({
     status,
@@ -44,7 +56,15 @@ export async function startBytePlusFake(key: string, files: { video: string; fra
       const refused = refuse(prompt, 'InputText');
       if (refused) return refused;
       const id = `cgt-2026${String(next++).padStart(4, '0')}`;
-      tasks.set(id, { body, polls: 0, status: 'queued', prompt });
+      const task: Task = { body, polls: 0, status: 'queued', prompt };
+      tasks.set(id, task);
+      if (options.finishAfterMs !== undefined) {
+        setTimeout(() => {
+          if (task.status !== 'queued' && task.status !== 'running') return;
+          task.status = finalStatus(task);
+          void callback(id, task, base);
+        }, options.finishAfterMs);
+      }
       if (prompt.includes('[noid]')) return { status: 200, json: {} };
       return { status: 200, json: { id } };
     }
@@ -59,13 +79,24 @@ export async function startBytePlusFake(key: string, files: { video: string; fra
     }
     if (call.method !== 'GET') return error(405, 'MethodNotAllowed', 'Method not allowed.', 'BadRequest');
     if (task.prompt.includes('[garbage]')) return { status: 200, text: '{"id": "cgt-' };
-    if (task.status === 'queued' || task.status === 'running') {
+    if ((task.status === 'queued' || task.status === 'running') && options.finishAfterMs === undefined) {
       task.polls++;
       if (task.polls >= 2) task.status = 'running';
-      if (task.polls >= 3) {
-        task.status = task.prompt.includes('[fail-later]') || task.prompt.includes('[broken]') ? 'failed' : task.prompt.includes('[expire]') ? 'expired' : 'succeeded';
-      }
+      if (task.polls >= 3) task.status = finalStatus(task);
     }
+    return { status: 200, json: viewOf(id, task, base) };
+  }
+
+  /** ModelArk POSTs the task, as GET shows it, to the callback_url when its status changes. */
+  async function callback(id: string, task: Task, base: string): Promise<void> {
+    const given = task.body.callback_url;
+    if (typeof given !== 'string') return;
+    const url = options.callbackAddress ? options.callbackAddress(given) : given;
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(viewOf(id, task, base)) }).then((r) => r.status, (e: unknown) => String(e));
+    deliveries.push({ url: given, status: res });
+  }
+
+  function viewOf(id: string, task: Task, base: string): Record<string, unknown> {
     const view: Record<string, unknown> = {
       id, model: task.body.model, status: task.status, error: null, created_at: 1779348818, updated_at: 1779348874,
       resolution: task.body.resolution ?? '720p', ratio: task.body.ratio ?? '16:9', duration: task.body.duration ?? 5, framespersecond: 24,
@@ -81,9 +112,9 @@ export async function startBytePlusFake(key: string, files: { video: string; fra
       view.usage = { completion_tokens: 108900, total_tokens: 108900 };
       view.duration = 2;
     }
-    return { status: 200, json: view };
+    return view;
   }
 
   const fake = await startFake(handle);
-  return { ...fake, tasks };
+  return { ...fake, tasks, deliveries };
 }

@@ -9,8 +9,16 @@ import { startFake, type Answer, type Call } from './base.js';
  * Markers in the prompt: [invalid] (422 at submit) [busy] (429) [down] (503) [policy] [fail-later]
  * [timeout] (fail after acceptance) [garbage] (status is not JSON) [html] (result is a proxy page).
  */
-export async function startFalFake(key: string, output: (model: string, base: string) => unknown) {
+export interface FalFakeOptions {
+  /** Complete every request on its own this long after submit (instead of over polls) and POST the webhook. */
+  finishAfterMs?: number;
+  /** Where webhooks really go (tests map GenGate's PUBLIC_BASE_URL to its loopback address). */
+  webhookAddress?: (url: string) => string;
+}
+
+export async function startFalFake(key: string, output: (model: string, base: string) => unknown, options: FalFakeOptions = {}) {
   const requests = new Map<string, { model: string; app: string; polls: number; prompt: string; cancelled: boolean; done: boolean }>();
+  const deliveries: { url: string; status: number | string }[] = [];
   const appOf = (model: string) => model.split('/').slice(0, 2).join('/');
 
   function handle(call: Call, base: string): Answer {
@@ -28,7 +36,16 @@ export async function startFalFake(key: string, output: (model: string, base: st
       if (prompt.includes('[down]')) return { status: 503, json: { detail: 'No runner could be allocated', error_type: 'runner_scheduling_failure' }, headers: { 'x-fal-error-type': 'runner_scheduling_failure' } };
       const id = randomUUID();
       const app = appOf(model);
-      requests.set(id, { model, app, polls: 0, prompt, cancelled: false, done: false });
+      const r = { model, app, polls: 0, prompt, cancelled: false, done: false };
+      requests.set(id, r);
+      const hook = call.query.get('fal_webhook');
+      if (options.finishAfterMs !== undefined) {
+        setTimeout(() => {
+          if (r.cancelled) return;
+          r.done = true;
+          if (hook) void webhook(hook, id, r, base);
+        }, options.finishAfterMs);
+      }
       const urls = `${base}/${app}/requests/${id}`;
       return { status: 200, json: { status: 'IN_QUEUE', request_id: id, gateway_request_id: id, response_url: urls, status_url: `${urls}/status`, cancel_url: `${urls}/cancel`, queue_position: 0 } };
     }
@@ -43,6 +60,8 @@ export async function startFalFake(key: string, output: (model: string, base: st
     }
     if (action === '/status') {
       if (r.prompt.includes('[garbage]')) return { status: 200, text: '<html>bad gateway' };
+      if (options.finishAfterMs !== undefined && !r.done) return { status: 202, json: { status: 'IN_QUEUE', queue_position: 0, response_url: `${base}/${app}/requests/${id}` } };
+      if (options.finishAfterMs !== undefined) return { status: 200, json: { status: 'COMPLETED', logs: [], metrics: {}, response_url: `${base}/${app}/requests/${id}` } };
       r.polls++;
       if (r.polls === 1) return { status: 202, json: { status: 'IN_QUEUE', queue_position: 1, response_url: `${base}/${app}/requests/${id}` } };
       if (r.polls === 2) return { status: 202, json: { status: 'IN_PROGRESS', logs: [{ message: 'step 1', timestamp: '2026-01-01T00:00:00Z' }], response_url: `${base}/${app}/requests/${id}` } };
@@ -59,6 +78,17 @@ export async function startFalFake(key: string, output: (model: string, base: st
     return { status: 200, json: output(r.model, base) };
   }
 
+  /** fal POSTs `{request_id, gateway_request_id, status: "OK" | "ERROR", payload}` to the webhook when the request completes. */
+  async function webhook(hook: string, id: string, r: { model: string; prompt: string }, base: string): Promise<void> {
+    const failed = ['[policy]', '[timeout]', '[fail-later]'].some((m) => r.prompt.includes(m));
+    const body = failed
+      ? { request_id: id, gateway_request_id: id, status: 'ERROR', error: 'Invalid status code: 422', payload: { detail: [{ loc: ['body'], msg: 'failed', type: 'generation_failed' }] } }
+      : { request_id: id, gateway_request_id: id, status: 'OK', payload: output(r.model, base) };
+    const url = options.webhookAddress ? options.webhookAddress(hook) : hook;
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((x) => x.status, (e: unknown) => String(e));
+    deliveries.push({ url: hook, status: res });
+  }
+
   const fake = await startFake(handle);
-  return { ...fake, requests };
+  return { ...fake, requests, deliveries };
 }
