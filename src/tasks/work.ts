@@ -103,7 +103,10 @@ export async function failTask(deps: EngineDeps, task: TaskWork, kind: FailKind,
   if (moved) {
     deps.signals.emit('finished', task.id);
     const backend = deps.backends.get(task.backend);
-    if (backend && task.backend_ref) await backend.cancel(jobOf(task, deps.catalog), task.backend_ref).catch(() => {});
+    // Best effort, bounded: a hanging cancel must not hold the step (the task is already failed and refunded).
+    if (backend && task.backend_ref) {
+      await withTimeout(backend.cancel(jobOf(task, deps.catalog), task.backend_ref), deps.settings.callTimeoutMs, `backend ${backend.name} cancel`).catch(() => {});
+    }
   }
   return moved;
 }
