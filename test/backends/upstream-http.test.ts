@@ -141,6 +141,14 @@ describe('UpstreamHttp', () => {
     expect(text.endsWith(`\r\n--${boundary}--\r\n`)).toBe(true);
   });
 
+  it('an upload to a closed port fails with a network error', async () => {
+    const file = tmp('a.bin');
+    await writeFile(file, Buffer.alloc(200_000, 7));
+    const e = await thrown(up.upload(`http://127.0.0.1:${await closedPort()}/files/upload`, file));
+    expect(e).toBeInstanceOf(NetError);
+    expect((e as NetError).message).toMatch(/connection refused/);
+  });
+
   it('downloads a real video to a file, following a redirect', async () => {
     const clip = await makeClip(tmp('clip.mp4'), { seconds: 1 });
     files.set('/file/clip.mp4', await readFile(clip));

@@ -135,18 +135,24 @@ export class UpstreamHttp {
     source.on('error', (e) => body.destroy(e));
     source.on('end', () => body.end(tail));
     source.pipe(body, { end: false });
-    const res = await this.guard.fetch(url, {
-      method: 'POST',
-      headers: {
-        accept: 'application/json',
-        ...req.headers,
-        'content-type': `multipart/form-data; boundary=${boundary}`,
-        'content-length': String(head.length + size + tail.length),
-      },
-      body,
-      timeoutMs: req.timeoutMs ?? this.uploadTimeoutMs,
-    });
-    return parsed(res.status, res.headers, res.body.toString('utf8'));
+    try {
+      const res = await this.guard.fetch(url, {
+        method: 'POST',
+        headers: {
+          accept: 'application/json',
+          ...req.headers,
+          'content-type': `multipart/form-data; boundary=${boundary}`,
+          'content-length': String(head.length + size + tail.length),
+        },
+        body,
+        timeoutMs: req.timeoutMs ?? this.uploadTimeoutMs,
+      });
+      return parsed(res.status, res.headers, res.body.toString('utf8'));
+    } finally {
+      // A refused or failed request leaves the file half read: close it rather than wait for the collector.
+      source.destroy();
+      body.destroy();
+    }
   }
 
   /** Streams a result file to `dest` through the guard (size and time limits, partial file removed on error); returns its size and declared type. */
