@@ -47,10 +47,8 @@ export class SameApiBackend implements Backend {
     });
     const env = envelope(res.data);
     const taskId = env?.data && typeof env.data === 'object' ? (env.data as { taskId?: unknown }).taskId : undefined;
-    if (res.status === 200 && typeof taskId === 'string' && taskId.length > 0) {
-      this.uploads.delete(job.taskId);
-      return taskId;
-    }
+    // The uploaded links stay remembered after success too: the engine may submit again when it could not record the hand-off.
+    if (res.status === 200 && typeof taskId === 'string' && taskId.length > 0) return taskId;
     const msg = `the upstream refused the task (HTTP ${res.status}${env?.error ? ` ${env.error}` : ''}): ${env?.msg ?? res.text.slice(0, 300)}`;
     if (res.status === 400) throw new BackendFailure(/nsfw|content/i.test(`${env?.error} ${env?.msg}`) ? 'content' : 'safety', msg);
     if (res.status === 422) throw new BackendFailure('rejected', msg);
