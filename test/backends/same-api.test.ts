@@ -87,6 +87,18 @@ describe('same-API adapter', () => {
     expect(backend.idempotentSubmit).toBe(true);
   });
 
+  it('after a restart (uploads forgotten) a repeated submit to a GenGate upstream finds the task its key is bound to', async () => {
+    const make = () =>
+      new SameApiBackend({ name: 'gg', baseUrl: s.url, apiKey: key, upstreamModel: 'nano-banana-2', http: new UpstreamHttp(guard), tmpDir: dir, files: s.services.files });
+    const up = (await upload(s, key, png, 'ref.png')).body.data.url as string;
+    const j = job({ prompt: 'a heron', image_input: [up] }, { taskId: 'tk_restart' });
+    const first = await make().submit(j);
+    expect(first).toMatch(/^tk_/);
+    expect(await make().submit(j)).toBe(first);
+    const tasks = await s.services.database.db.selectFrom('tasks').select('id').execute();
+    expect(tasks.map((t) => t.id)).toEqual([first]);
+  });
+
   it.each([
     [fail(400, 'nsfw_content_detected', 'nsfw'), 'content'],
     [fail(400, 'invalid_request_error', 'unknown field x'), 'safety'],

@@ -12,6 +12,8 @@ export interface SameApiOptions extends UpstreamOptions {
 
 /** Tasks whose uploads are remembered for a repeated submit; older ones are forgotten first. */
 const REMEMBERED_TASKS = 1000;
+/** GenGate's refusal of a known Idempotency-Key with another body (src/tasks/idempotency.ts) names the bound task. */
+const BOUND_TASK = /^Idempotency-Key "?gengate-[^ ]* was already used with a different request body .*\(task ([A-Za-z0-9_-]{1,200})\)/;
 const FILE_MIME = { image: 'image/png', video: 'video/mp4', music: 'audio/mpeg' } as const;
 
 /**
@@ -49,6 +51,10 @@ export class SameApiBackend implements Backend {
     const taskId = env?.data && typeof env.data === 'object' ? (env.data as { taskId?: unknown }).taskId : undefined;
     // The uploaded links stay remembered after success too: the engine may submit again when it could not record the hand-off.
     if (res.status === 200 && typeof taskId === 'string' && taskId.length > 0) return taskId;
+    // After a restart the uploads are new links, so the body differs from the first submit; a GenGate
+    // upstream then names the task the key is bound to, which is the one we created before.
+    const bound = res.status === 400 && typeof env?.msg === 'string' ? BOUND_TASK.exec(env.msg) : null;
+    if (bound) return bound[1]!;
     const msg = `the upstream refused the task (HTTP ${res.status}${env?.error ? ` ${env.error}` : ''}): ${env?.msg ?? res.text.slice(0, 300)}`;
     if (res.status === 400) throw new BackendFailure(/nsfw|content/i.test(`${env?.error} ${env?.msg}`) ? 'content' : 'safety', msg);
     if (res.status === 422) throw new BackendFailure('rejected', msg);
