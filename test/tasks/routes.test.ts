@@ -223,6 +223,11 @@ describe('route credentials', () => {
         `GENGATE_CATALOG ${file}: models."suno-v6".routes[0].key_env: the setting MISSING_UP_KEY is not set; put the same-api credential in the environment variable MISSING_UP_KEY (or in the GENGATE_CONFIG file)`,
       );
       expect(loadConfig({ DATA_DIR: db.dir, MISSING_UP_KEY: 'k', PATH_X: 'no' }).secrets).toEqual({ MISSING_UP_KEY: 'k' });
+      const settings = path.join(scratch, 'settings.json');
+      writeFileSync(settings, JSON.stringify({ FILE_UP_TOKEN: 'from-file', BOTH_KEY: 'file' }));
+      expect(loadConfig({ GENGATE_CONFIG: settings, BOTH_KEY: 'env', HOME_DIR: '/x' }).secrets).toEqual({ FILE_UP_TOKEN: 'from-file', BOTH_KEY: 'env' });
+      writeFileSync(settings, JSON.stringify({ FILE_UP_PASSWORD: 'x' }));
+      expect(() => loadConfig({ GENGATE_CONFIG: settings })).toThrow(/unknown setting FILE_UP_PASSWORD/);
     } finally {
       await db.drop();
     }
