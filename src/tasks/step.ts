@@ -4,7 +4,7 @@ import { finishTask } from './finish.js';
 import { routesOf } from './routing.js';
 import { submitTask } from './submit.js';
 import { moveTask } from './transition.js';
-import { failTask, jobOf, pollDelay, release, withTimeout, type EngineDeps, type TaskWork } from './work.js';
+import { failTask, jobOf, keepNotice, pollDelay, release, withTimeout, type EngineDeps, type TaskWork } from './work.js';
 
 /** Longest wait between two polls after transient errors of an upstream. */
 const MAX_POLL_RETRY_MS = 60_000;
@@ -54,7 +54,7 @@ export async function stepTask(deps: EngineDeps, task: TaskWork): Promise<void> 
           const now = clock.now();
           await deps.database.tx((trx) =>
             moveTask(trx, task.id, 'queuing', 'generating', now, {
-              progress, attempts: 0, locked_until: null, locked_by: null, run_at: Math.min(now + next, Number(task.deadline_at)),
+              progress, attempts: 0, locked_until: null, locked_by: null, run_at: keepNotice(task, Math.min(now + next, Number(task.deadline_at))),
             }),
           );
         } else {

@@ -4,7 +4,7 @@ import { randomId } from '../ids.js';
 import { routesOf, type RouteRef } from './routing.js';
 import { moveTask } from './transition.js';
 import { applyTrims } from './trims.js';
-import { failTask, jobOf, pollDelay, release, updateHeld, withTimeout, type EngineDeps, type TaskWork } from './work.js';
+import { failTask, jobOf, keepNotice, pollDelay, release, updateHeld, withTimeout, type EngineDeps, type TaskWork } from './work.js';
 
 /** Path of the upstream callback URL; the token after it is the task's `upstream_token`. */
 export const NOTIFY_PATH = '/upstream/v1/notify/';
@@ -101,7 +101,7 @@ async function submitTo(deps: EngineDeps, task: TaskWork, ref: RouteRef, backend
   await deps.database.tx((trx) =>
     moveTask(trx, task.id, 'waiting', 'queuing', now, {
       backend: ref.name, route_index: ref.index, backend_ref: ref_, handed_at: now, attempts: 0, last_error: null, locked_until: null, locked_by: null,
-      run_at: Math.min(now + pollDelay(deps, ref.route.backend, 0), Number(task.deadline_at)),
+      run_at: keepNotice(task, Math.min(now + pollDelay(deps, ref.route.backend, 0), Number(task.deadline_at))),
     }, `handed to ${ref.name}`),
   );
 }

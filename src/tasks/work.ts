@@ -1,4 +1,4 @@
-import type { Kysely, Selectable, Updateable } from 'kysely';
+import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { Backend, BackendJob, FailKind } from '../backends/index.js';
 import type { Ledger } from '../billing/index.js';
 import type { Catalog } from '../catalog/index.js';
@@ -76,10 +76,26 @@ export async function updateHeld(deps: EngineDeps, taskId: string, patch: Update
     .execute();
 }
 
+/**
+ * `run_at = runAt` unless an upstream notice moved run_at during the step (routes/upstream.ts sets
+ * it to the arrival time): then it is kept, so the task is looked at again at once. Typed as a
+ * number for update patches; it is an SQL expression.
+ */
+export function keepNotice(task: TaskWork, runAt: number): number {
+  return sql<number>`CASE WHEN run_at = ${Number(task.run_at)} THEN CAST(${runAt} AS bigint) ELSE run_at END` as unknown as number;
+}
+
 /** Gives the lease back and schedules the next look at the task, never later than its deadline. */
 export async function release(deps: EngineDeps, task: TaskWork, afterMs: number, patch: Updateable<TasksTable> = {}): Promise<void> {
   const runAt = Math.min(deps.clock.now() + afterMs, Number(task.deadline_at));
-  await updateHeld(deps, task.id, { ...patch, run_at: runAt, locked_until: null, locked_by: null });
+  const next = keepNotice(task, runAt);
+  await deps.database.db
+    .updateTable('tasks')
+    .set({ ...patch, locked_until: null, locked_by: null, updated_at: deps.clock.now() })
+    .set({ run_at: next })
+    .where('id', '=', task.id)
+    .where('locked_by', '=', deps.workerId)
+    .execute();
 }
 
 /**

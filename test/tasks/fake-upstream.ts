@@ -21,6 +21,8 @@ export async function startFakeUpstream(png: string) {
     mode: 'down' as 'down' | 'ok' | 'slow-429',
     taskState: 'success' as 'success' | 'generating' | 'fail',
     recordInfos: 0,
+    /** Delay of recordInfo answers (their state is read after the delay). */
+    delayMs: 0,
   };
   let base = '';
   const send = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
@@ -42,15 +44,20 @@ export async function startFakeUpstream(png: string) {
       }
       if (url.pathname === '/api/v1/jobs/recordInfo') {
         state.recordInfos++;
-        const taskId = url.searchParams.get('taskId');
-        const data: Record<string, unknown> = { taskId, state: state.taskState, progress: state.taskState === 'success' ? 100 : 40 };
-        if (state.taskState === 'success') data.resultJson = JSON.stringify({ resultUrls: [`${base}/out/result.png`] });
-        if (state.taskState === 'fail') Object.assign(data, { failCode: 501, failMsg: 'the model gave up', error: { code: 501, message: 'the model gave up', type: 'server_error' } });
-        return send(res, 200, { code: 200, msg: 'success', data });
+        const now = state.taskState;
+        if (state.delayMs > 0) return void setTimeout(() => answerRecord(res, url, now), state.delayMs);
+        return answerRecord(res, url, now);
       }
       send(res, 404, { code: 404, msg: 'no route', data: null, error: 'not_found' });
     });
   });
+  /** recordInfo as it was when the request arrived. */
+  function answerRecord(res: http.ServerResponse, url: URL, taskState: typeof state.taskState) {
+    const data: Record<string, unknown> = { taskId: url.searchParams.get('taskId'), state: taskState, progress: taskState === 'success' ? 100 : 40 };
+    if (taskState === 'success') data.resultJson = JSON.stringify({ resultUrls: [`${base}/out/result.png`] });
+    if (taskState === 'fail') Object.assign(data, { failCode: 501, failMsg: 'the model gave up', error: { code: 501, message: 'the model gave up', type: 'server_error' } });
+    send(res, 200, { code: 200, msg: 'success', data });
+  }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;

@@ -70,6 +70,22 @@ describe.each(dialects())('upstream notify address on %s', (dialect) => {
     expect((await info(s, a.key, id)).state).toBe('success');
   });
 
+  it('a notice that arrives while a step is asking the upstream is not lost', async () => {
+    fake.state.taskState = 'generating';
+    const a = await s.account(1);
+    const id = await create(s, a.key, 'nano-banana-2', { prompt: 'a crane' });
+    await eventually(async () => (await info(s, a.key, id)).state === 'queuing');
+    const token = /notify\/([A-Za-z0-9_-]+)$/.exec(fake.creates.find((c) => c.key === `gengate-${id}`)!.body.callBackUrl)![1]!;
+    fake.state.delayMs = 400;
+    const polls = fake.state.recordInfos;
+    expect((await notify(token)).status).toBe(200); // the upstream reports progress: a step starts and waits on recordInfo
+    await eventually(async () => fake.state.recordInfos > polls);
+    fake.state.taskState = 'success';
+    expect((await notify(token)).status).toBe(200); // done, while that step is still waiting for its answer
+    expect((await settle(s, a.key, id, 8_000)).state).toBe('success');
+    fake.state.delayMs = 0;
+  });
+
   it('never writes the token to the request log', async () => {
     const lines: string[] = [];
     const stream = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) });

@@ -30,17 +30,12 @@ export function registerUpstreamRoutes(app: FastifyInstance, services: Services)
       const { token } = req.params as { token: string };
       const gone = () => reply.code(404).send(failure(404, 'not_found', 'no such notification address'));
       if (!TOKEN.test(token)) return gone();
-      const task = await database.db.selectFrom('tasks').select(['id', 'state', 'run_at']).where('upstream_token', '=', token).executeTakeFirst();
+      const task = await database.db.selectFrom('tasks').select(['id', 'state']).where('upstream_token', '=', token).executeTakeFirst();
       if (!task) return gone();
       const now = clock.now();
-      if (ACTIVE_STATES.includes(task.state) && Number(task.run_at) > now) {
-        await database.db
-          .updateTable('tasks')
-          .set({ run_at: now })
-          .where('id', '=', task.id)
-          .where('state', 'in', ACTIVE_STATES)
-          .where('run_at', '>', now)
-          .execute();
+      if (ACTIVE_STATES.includes(task.state)) {
+        // Also while a step holds the task: its release keeps a run_at that changed meanwhile (tasks/work.ts).
+        await database.db.updateTable('tasks').set({ run_at: now }).where('id', '=', task.id).where('state', 'in', ACTIVE_STATES).execute();
         tasks.signals.emit('created', task.id); // wakes this process's engine; others find the task due at their next poll
       }
       return reply.send(ok(null));
