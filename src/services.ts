@@ -11,7 +11,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { DiskBlobStore, Files, UploadFacts, Uploads, type BlobStore, type MediaFactsResolver } from './files/index.js';
 import { LocalBackend, type Backend } from './backends/index.js';
-import { buildRouteBackends } from './backends/registry.js';
+import { buildRouteBackends, sweepUpstreamTmp } from './backends/registry.js';
 import { BACKEND_KINDS_BUILT } from './backends/kinds.js';
 import { UpstreamHttp } from './backends/upstream/index.js';
 import { Engine, RouteHealth, Tasks } from './tasks/index.js';
@@ -96,6 +96,7 @@ export async function buildServices(
   try {
     const tmpDir = path.join(config.DATA_DIR, 'upstream-tmp');
     mkdirSync(tmpDir, { recursive: true });
+    void sweepUpstreamTmp(tmpDir, Date.now());
     const http = new UpstreamHttp(guard, { timeoutMs: Math.min(30_000, config.BACKEND_CALL_TIMEOUT_MS) });
     routeBackends = buildRouteBackends(fileCatalog, { secrets: config.secrets, http, files, tmpDir, kinds: BACKEND_KINDS_BUILT }, config.GENGATE_CATALOG ? `GENGATE_CATALOG ${config.GENGATE_CATALOG}` : 'catalog');
   } catch (e) {

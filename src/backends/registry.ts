@@ -1,3 +1,5 @@
+import { readdir, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
 import { routeName, type Catalog } from '../catalog/index.js';
 import { ConfigError } from '../config.js';
 import type { Files } from '../files/index.js';
@@ -51,4 +53,14 @@ export function buildRouteBackends(catalog: Catalog, deps: RegistryDeps, source 
     });
   }
   return out;
+}
+
+/** Removes downloads older than `maxAgeMs` left in the upstream scratch folder by a process that died between download and re-hosting. */
+export async function sweepUpstreamTmp(dir: string, now: number, maxAgeMs = 3_600_000): Promise<void> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  for (const name of names) {
+    const file = path.join(dir, name);
+    const info = await stat(file).catch(() => null);
+    if (info && now - info.mtimeMs > maxAgeMs) await rm(file, { recursive: true, force: true }).catch(() => {});
+  }
 }
