@@ -17,6 +17,20 @@ export async function topUp(dataDir: string, usd: number): Promise<void> {
   cli(['account', 'topup', accounts[0]!.id, '--amount', String(usd), '--note', 'bench', '--json']);
 }
 
+/** Waits (at most 5 minutes) until no task in the database under `dataDir` is waiting, queuing or generating. */
+export async function drain(dataDir: string): Promise<void> {
+  const db = new SqliteDatabase(path.join(dataDir, 'gengate.db'), { readonly: true, fileMustExist: true });
+  try {
+    const active = db.prepare("select count(*) as n from tasks where state in ('waiting', 'queuing', 'generating')");
+    for (const end = Date.now() + 300_000; Date.now() < end; await sleep(250)) {
+      if ((active.get() as { n: number }).n === 0) return;
+    }
+    throw new Error('bench: the engine did not work off the created tasks within 5 minutes');
+  } finally {
+    db.close();
+  }
+}
+
 export interface BurstResult {
   tasks: number;
   createErrors: number;

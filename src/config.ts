@@ -41,6 +41,7 @@ export const configSchema = z.object({
   RATE_LIMIT_READ: z.coerce.number().int().min(1).max(1_000_000_000).default(100).describe('a whole number of requests from 1 to 1000000000'),
   RATE_LIMIT_PUBLIC: z.coerce.number().int().min(1).max(1_000_000_000).default(300).describe('a whole number of requests from 1 to 1000000000'),
   TRUST_PROXY: bool.default(false),
+  AUTH_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1_000).describe('a whole number of milliseconds from 0 to 60000'),
   RUN_ENGINE: bool.default(true),
   ENGINE_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(500).describe('a whole number of milliseconds from 10 to 60000'),
   ENGINE_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4).describe('a whole number from 1 to 256'),

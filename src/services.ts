@@ -72,8 +72,8 @@ export async function buildServices(
   models.start(config.MODEL_SWITCH_CACHE_MS);
   const catalog = models.catalog;
   const ledger = new Ledger(clock);
-  const accounts = new Accounts(database, ledger, clock);
-  const auth = new Authenticator(database, clock);
+  const auth = new Authenticator(database, clock, config.AUTH_CACHE_MS);
+  const accounts = new Accounts(database, ledger, clock, () => auth.forget());
   // Without an offline queue a command fails at once while Redis is down, so the limiter's
   // in-memory stand-in answers instead of requests hanging.
   const redis = config.REDIS_URL ? new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 }) : null;

@@ -54,6 +54,8 @@ export class Accounts {
     private readonly database: Database,
     private readonly ledger: Ledger,
     private readonly clock: Clock,
+    /** Told after a change that alters what a key may do (revocation, account status, limits), so cached keys are dropped. */
+    private readonly accessChanged: () => void = () => {},
   ) {
     const { db } = database;
     this.readBalance = precompile(db, 1, (id) => db.selectFrom('accounts').select('balance_micros').where('id', '=', id));
@@ -112,7 +114,7 @@ export class Accounts {
       await this.row(trx, id);
       await trx.updateTable('accounts').set({ status }).where('id', '=', id).execute();
       return accountView(await this.row(trx, id));
-    });
+    }).finally(this.accessChanged);
   }
 
   /** Sets the account's own per-key rate limits; null restores the configured default. */
@@ -129,7 +131,7 @@ export class Accounts {
       if (limits.read !== undefined) set.rate_read_limit = limits.read;
       if (Object.keys(set).length) await trx.updateTable('accounts').set(set).where('id', '=', id).execute();
       return accountView(await this.row(trx, id));
-    });
+    }).finally(this.accessChanged);
   }
 
   /** Adds `amountMicros` to the balance as a top-up entry. */
@@ -167,7 +169,7 @@ export class Accounts {
         await trx.updateTable('api_keys').set({ revoked_at: this.clock.now() }).where('id', '=', keyId).execute();
       }
       return keyView(await trx.selectFrom('api_keys').selectAll().where('id', '=', keyId).executeTakeFirstOrThrow());
-    });
+    }).finally(this.accessChanged);
   }
 
   async ledgerEntries(accountId: string): Promise<LedgerEntry[]> {

@@ -16,19 +16,46 @@ export interface Principal {
 
 const BEARER = /^Bearer +([A-Za-z0-9_-]{1,200}) *$/;
 const LAST_USED_EVERY_MS = 60_000;
+/** Most keys remembered at once; past it the cache starts over (a flood of distinct valid keys only costs lookups). */
+const CACHE_MAX_KEYS = 10_000;
+
+type KeyRow = {
+  id: string;
+  account_id: string;
+  scopes: string | null;
+  models: string | null;
+  revoked_at: number | null;
+  status: string;
+  rate_write_limit: number | null;
+  rate_read_limit: number | null;
+};
+
+/** A looked-up key as the requests of the next moments see it: the row, parsed once, and when it was read. */
+interface CachedKey {
+  row: KeyRow;
+  scopes: Scope[] | null;
+  models: string[] | null;
+  readAt: number;
+}
 
 /**
  * Turns an Authorization header into a Principal. Missing, malformed, unknown and revoked keys
  * are 401 (a revoked key is no credential: see docs/decisions/0002); a disabled account or a
  * missing scope is 403 permission_error.
+ *
+ * A found key is remembered for `cacheMs` (AUTH_CACHE_MS; docs/decisions/0008): changes made in this
+ * process (`forget`) apply to the next request, changes made by another process (the CLI, another
+ * server) within `cacheMs`. Unknown keys are never remembered, so a new key works at once.
  */
 export class Authenticator {
   private readonly lastUsedWritten = new Map<string, number>();
+  private readonly cache = new Map<string, CachedKey>();
   private readonly findKey;
 
   constructor(
     private readonly database: Database,
     private readonly clock: Clock,
+    private readonly cacheMs = 0,
   ) {
     this.findKey = precompile(database.db, 1, (hash) =>
       database.db
@@ -54,11 +81,9 @@ export class Authenticator {
     }
     const m = BEARER.exec(header);
     if (!m) throw Errors.unauthenticated('malformed Authorization header: expected "Bearer <API key>"');
-    const [row] = await this.findKey(hashKey(m[1]!));
-    if (!row) throw Errors.unauthenticated('invalid API key');
+    const { row, scopes, models } = await this.lookup(m[1]!);
     if (row.revoked_at != null) throw Errors.unauthenticated('this API key has been revoked');
     if (row.status !== 'active') throw Errors.forbidden(`account ${row.account_id} is disabled; contact the operator`);
-    const scopes = row.scopes ? (JSON.parse(row.scopes) as Scope[]) : null;
     if (scopes && !scopes.includes(scope)) {
       throw Errors.forbidden(`this API key lacks the scope ${scope} (it has: ${scopes.join(', ')})`);
     }
@@ -67,9 +92,37 @@ export class Authenticator {
       accountId: row.account_id,
       keyId: row.id,
       scopes,
-      models: row.models ? (JSON.parse(row.models) as string[]) : null,
+      models,
       limits: { write: row.rate_write_limit, read: row.rate_read_limit },
     };
+  }
+
+  /** Drops every remembered key: called after a change to keys or accounts made in this process. */
+  forget(): void {
+    this.cache.clear();
+  }
+
+  /** The key's row from the cache while it is fresh, else from the database (by hash); unknown keys throw 401. */
+  private async lookup(secret: string): Promise<CachedKey> {
+    const now = this.clock.now();
+    const hit = this.cache.get(secret);
+    if (hit && now - hit.readAt < this.cacheMs) return hit;
+    const [row] = await this.findKey(hashKey(secret));
+    if (!row) {
+      this.cache.delete(secret);
+      throw Errors.unauthenticated('invalid API key');
+    }
+    const entry: CachedKey = {
+      row: row as KeyRow,
+      scopes: row.scopes ? (JSON.parse(row.scopes) as Scope[]) : null,
+      models: row.models ? (JSON.parse(row.models) as string[]) : null,
+      readAt: now,
+    };
+    if (this.cacheMs > 0) {
+      if (this.cache.size >= CACHE_MAX_KEYS) this.cache.clear();
+      this.cache.set(secret, entry);
+    }
+    return entry;
   }
 
   /** Records last use at most once a minute per key per process, off the request's path. */

@@ -28,10 +28,10 @@ export class BackendFailure extends Error {
   }
 }
 
-/** Where the backend is with a job. */
+/** Where the backend is with a job. `recheckMs`: when a new look is worth it (the engine's poll interval when absent). */
 export type BackendStatus =
-  | { readonly state: 'queued' }
-  | { readonly state: 'running'; readonly progress?: number }
+  | { readonly state: 'queued'; readonly recheckMs?: number }
+  | { readonly state: 'running'; readonly progress?: number; readonly recheckMs?: number }
   | { readonly state: 'done' }
   | { readonly state: 'failed'; readonly kind: FailKind; readonly message: string };
 

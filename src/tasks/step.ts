@@ -45,7 +45,7 @@ export async function stepTask(deps: EngineDeps, task: TaskWork): Promise<void> 
     breaker?.success();
     switch (status.state) {
       case 'queued':
-        await release(deps, task, next, { attempts: 0 });
+        await release(deps, task, recheck(status, next), { attempts: 0 });
         return;
       case 'running': {
         // Progress never goes back and reaches 100 only with success (DECISIONS §6).
@@ -54,11 +54,11 @@ export async function stepTask(deps: EngineDeps, task: TaskWork): Promise<void> 
           const now = clock.now();
           await deps.database.tx((trx) =>
             moveTask(trx, task.id, 'queuing', 'generating', now, {
-              progress, attempts: 0, locked_until: null, locked_by: null, run_at: keepNotice(task, Math.min(now + next, Number(task.deadline_at))),
+              progress, attempts: 0, locked_until: null, locked_by: null, run_at: keepNotice(task, Math.min(now + recheck(status, next), Number(task.deadline_at))),
             }),
           );
         } else {
-          await release(deps, task, next, { progress, attempts: 0 });
+          await release(deps, task, recheck(status, next), { progress, attempts: 0 });
         }
         return;
       }
@@ -98,4 +98,10 @@ export async function stepTask(deps: EngineDeps, task: TaskWork): Promise<void> 
 async function removeOutput(out: BackendOutput): Promise<void> {
   const paths = [...(Array.isArray(out?.files) ? out.files : []), ...(out?.lastFrame ? [out.lastFrame] : [])].map((f) => f.path);
   await Promise.all(paths.map((p) => rm(p, { force: true }).catch(() => {})));
+}
+
+/** When to look at a task again: the backend's hint (at least 10 ms), else the route's poll interval. */
+function recheck(status: { recheckMs?: number }, pollMs: number): number {
+  const hint = Number(status.recheckMs);
+  return Number.isFinite(hint) && status.recheckMs !== undefined ? Math.max(10, Math.ceil(hint)) : pollMs;
 }

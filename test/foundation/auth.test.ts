@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { buildServices, type Services } from '../../src/services.js';
 
 describe.each(dialects())('keys, accounts and /user/balance on %s', (dialect) => {
   let s: TestServer;
@@ -81,5 +82,60 @@ describe.each(dialects())('keys, accounts and /user/balance on %s', (dialect) =>
     await new Promise((r) => setTimeout(r, 100));
     const after = await s.services.accounts.listKeys(id);
     expect(after[0]!.lastUsedAt).not.toBeNull();
+  });
+});
+
+describe.each(dialects())('remembered keys (AUTH_CACHE_MS) on %s', (dialect) => {
+  let s: TestServer;
+  let other: Services;
+  let now = Date.now();
+  beforeAll(async () => {
+    s = await startServer(dialect, { AUTH_CACHE_MS: '5000' }, undefined, { clock: { now: () => now } });
+    // A second set of services on the same database plays another process (the CLI, another server).
+    other = await buildServices(s.config);
+  });
+  afterAll(async () => {
+    await other.close();
+    await s.close();
+  });
+
+  it('applies a revocation made by another process once the cache time has passed', async () => {
+    const { id } = await s.account(1);
+    const extra = await s.services.accounts.createKey(id, {});
+    expect((await s.call('GET', '/api/v1/user/balance', { key: extra.apiKey })).status).toBe(200);
+    await other.accounts.revokeKey(extra.key.id);
+    now += 4_000;
+    expect((await s.call('GET', '/api/v1/user/balance', { key: extra.apiKey })).status).toBe(200);
+    now += 1_001;
+    const r = await s.call('GET', '/api/v1/user/balance', { key: extra.apiKey });
+    expect(r.status).toBe(401);
+    expect(r.body.msg).toBe('this API key has been revoked');
+  });
+
+  it('applies changes made in this process to the next request', async () => {
+    const { id, key } = await s.account(1);
+    expect((await s.call('GET', '/api/v1/user/balance', { key })).status).toBe(200);
+    await s.services.accounts.setStatus(id, 'disabled');
+    expect((await s.call('GET', '/api/v1/user/balance', { key })).status).toBe(403);
+    await s.services.accounts.setStatus(id, 'active');
+    expect((await s.call('GET', '/api/v1/user/balance', { key })).status).toBe(200);
+    await s.services.accounts.setLimits(id, { read: 1 });
+    await s.call('GET', '/api/v1/user/balance', { key });
+    expect((await s.call('GET', '/api/v1/user/balance', { key })).status).toBe(429);
+  });
+
+  it('never remembers an unknown key, so a key made by another process works at once', async () => {
+    const { id } = await s.account(1);
+    const made = await other.accounts.createKey(id, {});
+    expect((await s.call('GET', '/api/v1/user/balance', { key: made.apiKey })).status).toBe(200);
+    const unknown = 'gg_' + 'A'.repeat(32);
+    expect((await s.call('GET', '/api/v1/user/balance', { key: unknown })).status).toBe(401);
+  });
+
+  it('reads the balance fresh on every request', async () => {
+    const { id, key } = await s.account(2);
+    expect((await s.call('GET', '/api/v1/user/balance', { key })).body.data.balance).toBe('2.0000');
+    await other.accounts.topup(id, 1_000_000, 'from elsewhere');
+    expect((await s.call('GET', '/api/v1/user/balance', { key })).body.data.balance).toBe('3.0000');
   });
 });

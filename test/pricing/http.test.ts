@@ -105,6 +105,24 @@ describe('catalog and price endpoints over HTTP', () => {
         expect(r.body.error.message.length).toBeLessThan(1000);
       }
     });
+    it('answers a repeated query the same way each time, refusals included', async () => {
+      const q = '/v1/pricing/calculate?model=seedance-2.5&duration=7&resolution=1080p';
+      const first = await s.call('GET', q);
+      const again = await s.call('GET', q);
+      expect(again.status).toBe(200);
+      expect(again.body).toEqual(first.body);
+      expect(again.body).toMatchObject({ billable_seconds: 7, price_usd: 3.507 });
+      expect(again.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(again.headers.get('cache-control')).toBe('public, max-age=300');
+      const other = await s.call('GET', '/v1/pricing/calculate?model=seedance-2.5&duration=8&resolution=1080p');
+      expect(other.body.price_usd).toBe(4.008);
+      for (let i = 0; i < 2; i++) {
+        const bad = await s.call('GET', '/v1/pricing/calculate?model=seedance-2.5&duration=31');
+        expect(bad.status).toBe(400);
+        expect(bad.headers.get('cache-control')).toBe('no-store');
+        expect(bad.body).toMatchObject({ ok: false, error: { code: 'invalid_parameter', field: 'duration' } });
+      }
+    });
     it('ignores a key: the price endpoints are public', async () => {
       const r = await s.call('GET', '/v1/pricing/calculate?model=suno-v6', { key: 'not-a-real-key' });
       expect(r.status).toBe(200);

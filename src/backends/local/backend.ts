@@ -19,6 +19,8 @@ export interface LocalOptions {
   cacheDir: string;
 }
 
+/** While generating, progress is reported about this often (a person polling sees it move). */
+const PROGRESS_TICK_MS = 1_000;
 /** Seconds of a song whose duration is automatic: long enough to be a song, short enough to render quickly. */
 const AUTO_SONG_SECONDS = 30;
 /** Automatic video length is seeded in this range, so the partial refund of unused seconds is visible. */
@@ -52,10 +54,13 @@ export class LocalBackend implements Backend {
   async progress(job: BackendJob, ref: string): Promise<BackendStatus> {
     const since = this.clock.now() - Number(ref.slice('local:'.length));
     const { queueMs, generateMs } = this.options;
-    if (since < queueMs) return { state: 'queued' };
+    // The state changes at known times, so the engine is told when to look again instead of polling.
+    if (since < queueMs) return { state: 'queued', recheckMs: queueMs - since };
     const fault = faultOf(job.input, this.options.fail);
-    if (fault === 'hang') return { state: 'running', progress: 50 };
-    if (since < queueMs + generateMs) return { state: 'running', progress: Math.floor(((since - queueMs) / generateMs) * 99) };
+    if (fault === 'hang') return { state: 'running', progress: 50, recheckMs: PROGRESS_TICK_MS };
+    if (since < queueMs + generateMs) {
+      return { state: 'running', progress: Math.floor(((since - queueMs) / generateMs) * 99), recheckMs: Math.min(PROGRESS_TICK_MS, queueMs + generateMs - since) };
+    }
     const failure = fault ? AFTER_WORK[fault] : undefined;
     if (failure) return { state: 'failed', kind: failure[0], message: failure[1] };
     return { state: 'done' };

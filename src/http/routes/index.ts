@@ -15,7 +15,7 @@ import { registerUpstreamRoutes } from './upstream.js';
 /** Every route area; each registers its own paths. */
 export function registerRoutes(app: FastifyInstance, services: Services) {
   trackRoutes(app); // before any route: lists them for the OpenAPI coverage check
-  registerOpsRoutes(app, services); // first: its request-metrics hook must cover every route
+  registerOpsRoutes(app, services);
   registerBalanceRoutes(app, services);
   registerAdminRoutes(app, services);
   registerCatalogRoutes(app, services);

@@ -27,16 +27,11 @@ const digest = (s: string) => createHash('sha256').update(s).digest();
 
 /**
  * The operations surface (docs/operations.md): /healthz (process up), /readyz (database and blob
- * store answer), /metrics (Prometheus; bearer METRICS_TOKEN when set), and the per-request metric.
- * Register before the other routes so the request hook covers all of them.
+ * store answer), /metrics (Prometheus; bearer METRICS_TOKEN when set). The per-request metric is
+ * recorded by the request log in app.ts.
  */
 export function registerOpsRoutes(app: FastifyInstance, services: Services) {
   const { metrics, database, files, config } = services;
-  app.addHook('onResponse', (req, reply, done) => {
-    metrics.observeRequest(req.method, req.routeOptions.url, reply.statusCode, reply.elapsedTime);
-    done();
-  });
-
   app.get('/healthz', async (_req, reply) => reply.header('cache-control', 'no-store').send({ status: 'ok' }));
 
   app.get('/readyz', async (_req, reply) => {

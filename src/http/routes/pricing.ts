@@ -6,6 +6,9 @@ import { limitPublic } from '../limits.js';
 /** Prices change only with a restart (catalog file or USD_RUB_RATE), so clients may cache briefly. */
 const CACHE = 'public, max-age=300';
 
+/** Most distinct calculator queries remembered; past it the memo starts over. */
+const MEMO_MAX = 1_000;
+
 /** True when If-None-Match names `etag` (or is `*`). */
 function matches(header: string | string[] | undefined, etag: string): boolean {
   if (header === undefined) return false;
@@ -25,13 +28,25 @@ export function registerPricingRoutes(app: FastifyInstance, services: Services) 
     return reply.type('application/json; charset=utf-8').send(list.body);
   });
 
-  app.get('/v1/pricing/calculate', { onRequest }, async (req, reply) => {
+  // The answer is a pure function of the query, the catalog file and the RUB rate, all fixed until a
+  // restart (the calculator prices disabled models too), so each distinct query is worked out once.
+  const memo = new Map<string, { code: number; cache: string; body: string }>();
+  const answer = (query: Record<string, unknown>) => {
     try {
-      const result = calculatePrice(catalog, (req.query ?? {}) as Record<string, unknown>, config.USD_RUB_RATE);
-      return reply.header('cache-control', CACHE).send(result);
+      return { code: 200, cache: CACHE, body: JSON.stringify(calculatePrice(catalog, query, config.USD_RUB_RATE)) };
     } catch (e) {
-      if (e instanceof CalculatorError) return reply.code(400).header('cache-control', 'no-store').send(e.body());
+      if (e instanceof CalculatorError) return { code: 400, cache: 'no-store', body: JSON.stringify(e.body()) };
       throw e;
     }
+  };
+  app.get('/v1/pricing/calculate', { onRequest }, async (req, reply) => {
+    const key = req.url.slice(req.url.indexOf('?') + 1 || req.url.length);
+    let hit = memo.get(key);
+    if (!hit) {
+      hit = answer((req.query ?? {}) as Record<string, unknown>);
+      if (memo.size >= MEMO_MAX) memo.clear();
+      memo.set(key, hit);
+    }
+    return reply.code(hit.code).header('cache-control', hit.cache).type('application/json; charset=utf-8').send(hit.body);
   });
 }
