@@ -133,11 +133,15 @@ export class NetGuard {
    */
   async download(url: string, dest: string, options: Omit<FetchOptions, 'method' | 'body'> = {}): Promise<DownloadResult> {
     let current = url;
+    let hopOptions = options;
     const maxRedirects = options.maxRedirects ?? 3;
     for (let hop = 0; ; hop++) {
-      const res = await this.saveOnce(current, dest, options, hop < maxRedirects);
+      const res = await this.saveOnce(current, dest, hopOptions, hop < maxRedirects);
       if (res.redirect === undefined) return { bytes: res.bytes, headers: res.headers, url: current };
-      current = new URL(res.redirect, current).toString();
+      const next = new URL(res.redirect, current);
+      // Headers (a credential, say) go on only to the same origin.
+      if (next.origin !== new URL(current).origin) hopOptions = { ...hopOptions, headers: {} };
+      current = next.toString();
     }
   }
 

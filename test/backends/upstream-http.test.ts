@@ -33,6 +33,7 @@ async function startServer(files: Map<string, Buffer>) {
       if (url === '/garbage') return res.writeHead(200, { 'content-type': 'application/json' }).end('{"id": ');
       if (url === '/hang' || url === '/file/hang') return; // never answers
       if (url === '/moved') return res.writeHead(302, { location: '/file/clip.mp4' }).end();
+      if (url === '/elsewhere') return res.writeHead(302, { location: `http://localhost:${req.socket.localPort}/file/clip.mp4` }).end();
       if (url === '/file/slow') {
         res.writeHead(200, { 'content-type': 'video/mp4' });
         res.write(Buffer.alloc(1000)); // then stalls
@@ -157,6 +158,18 @@ describe('UpstreamHttp', () => {
     expect(res.mime).toBe('video/mp4');
     expect(res.bytes).toBe(files.get('/file/clip.mp4')!.length);
     expect(await hashOf(dest)).toBe(await hashOf(clip));
+  });
+
+  it('download: headers follow a redirect on the same origin only', async () => {
+    const clip = await makeClip(tmp('c.mp4'), { seconds: 1 });
+    files.set('/file/clip.mp4', await readFile(clip));
+    const before = server.seen.length;
+    await up.download(`${server.base}/moved`, tmp('same.mp4'), { headers: { authorization: 'Bearer same' } });
+    expect(server.seen.slice(before).map((r) => r.headers.authorization)).toEqual(['Bearer same', 'Bearer same']);
+    const mid = server.seen.length;
+    await up.download(`${server.base}/elsewhere`, tmp('other.mp4'), { headers: { authorization: 'Bearer same' } });
+    expect(server.seen.slice(mid).map((r) => r.headers.authorization)).toEqual(['Bearer same', undefined]);
+    expect(await hashOf(tmp('other.mp4'))).toBe(await hashOf(clip));
   });
 
   it('download: too large, too slow and not found fail and leave no partial file', async () => {
