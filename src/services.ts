@@ -113,10 +113,13 @@ export async function buildServices(
     fail: config.LOCAL_FAIL,
     cacheDir: path.join(config.DATA_DIR, 'render-cache'),
   });
+  const metrics = new Metrics(database, clock);
+  const countSubmit = registerRouteMetrics(metrics.registry, routeHealth, fileCatalog, database);
   const engine = new Engine({
     database, ledger, catalog, clock, files, signals: tasks.signals,
     backends: new Map([...routeBackends, ...Object.entries({ local, ...opts.backends })]),
     health: routeHealth,
+    countSubmit,
     webhookBase: config.UPSTREAM_WEBHOOKS ? config.PUBLIC_BASE_URL : null,
     settings: {
       pollMs: config.ENGINE_POLL_MS,
@@ -128,8 +131,6 @@ export async function buildServices(
       upstreamPollMs: config.UPSTREAM_POLL_MS,
     },
   });
-  const metrics = new Metrics(database, clock);
-  registerRouteMetrics(metrics.registry, routeHealth, fileCatalog, database);
   const callbacks = new CallbackWorker({
     database, clock, guard, signals: tasks.signals,
     view: { usdRubRate: config.USD_RUB_RATE, fileUrl: (id, name) => files.url(id, name) },

@@ -97,6 +97,7 @@ async function submitTo(deps: EngineDeps, task: TaskWork, ref: RouteRef, backend
     return;
   }
   breaker?.success();
+  deps.countSubmit?.(ref.name, 'accepted');
   const now = clock.now();
   await deps.database.tx((trx) =>
     moveTask(trx, task.id, 'waiting', 'queuing', now, {
@@ -113,11 +114,14 @@ async function submitFailed(deps: EngineDeps, task: TaskWork, ref: RouteRef, bac
   if (e instanceof BackendFailure) {
     // The upstream answered and refused this task: the route works, the task is at fault.
     breaker?.success();
+    deps.countSubmit?.(ref.name, 'refused');
     await failTask(deps, task, e.kind, e.message);
     return;
   }
   breaker?.failure();
-  if (!(e instanceof NotAccepted) && !safeToResubmit(ref, backend)) {
+  const unclear = !(e instanceof NotAccepted) && !safeToResubmit(ref, backend);
+  if (blameRoute) deps.countSubmit?.(ref.name, unclear ? 'unclear' : 'not_accepted');
+  if (unclear) {
     await failTask(deps, task, 'unavailable', `the hand-off to ${ref.name} failed without a clear answer (${message}); it is not repeated because the upstream might have taken it. The price was refunded, please retry`);
     return;
   }

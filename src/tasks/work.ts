@@ -11,6 +11,9 @@ import { moveTask } from './transition.js';
 import type { TaskSignals } from './tasks.js';
 import type { RouteHealth } from './routing.js';
 
+/** How a submit to a route ended: taken, surely not taken (retry or fail over), refused, or unclear (not repeated). */
+export type SubmitOutcome = 'accepted' | 'not_accepted' | 'refused' | 'unclear';
+
 /** A claimed task row. */
 export type TaskWork = Selectable<TasksTable> & { seq: number };
 
@@ -28,6 +31,8 @@ export interface EngineDeps {
   /** PUBLIC_BASE_URL when UPSTREAM_WEBHOOKS says upstreams can reach it; null: polling only. */
   webhookBase: string | null;
   signals: TaskSignals;
+  /** Told the outcome of every submit to a route (metrics). */
+  countSubmit?: (route: string, outcome: SubmitOutcome) => void;
   settings: {
     pollMs: number;
     leaseMs: number;

@@ -107,6 +107,8 @@ describe.each(dialects())('routes, retries and fail-over on %s', (dialect) => {
     const metrics = await (await fetch(`${s.url}/metrics`)).text();
     expect(metrics).toContain('gengate_route_breaker_state{route="same-api:nano-banana-2#1",model="nano-banana-2",backend="same-api"} 2');
     expect(metrics).toContain('gengate_route_failures_in_row{route="same-api:nano-banana-2#1",model="nano-banana-2",backend="same-api"} 3');
+    expect(metrics).toContain('gengate_route_submits_total{route="same-api:nano-banana-2#1",outcome="not_accepted"} 3');
+    expect(metrics).toContain('gengate_route_submits_total{route="local",outcome="accepted"} 3');
   });
 
   it('after the cool-down one trial goes to the route; its success closes the breaker; the result is re-hosted', async () => {
@@ -182,6 +184,7 @@ describe.each(dialects())('routes, retries and fail-over on %s', (dialect) => {
     expect(t).toMatchObject({ state: 'fail', failCode: 503, refunded: true });
     expect(t.failMsg).toContain('it is not repeated because the upstream might have taken it');
     expect(script.seen.submits - before).toBe(1);
+    expect(await (await fetch(`${s.url}/metrics`)).text()).toContain('gengate_route_submits_total{route="scripted",outcome="unclear"} 1');
   });
 
   it('a hand-off interrupted by a crash is not submitted again to an upstream without idempotency', async () => {
