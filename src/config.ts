@@ -81,6 +81,10 @@ export const configSchema = z.object({
   S3_CHECKSUMS: z.enum(['WHEN_SUPPORTED', 'WHEN_REQUIRED']).optional(),
   S3_PREFIX: z.string().regex(/^[A-Za-z0-9._-]+\/$/, 'must be letters, digits, dots, hyphens or underscores ending in /, e.g. gengate/').optional(),
   FILE_LINKS: z.enum(['proxy', 'presigned']).default('proxy'),
+  UPSTREAM_WEBHOOKS: bool.default(false),
+  UPSTREAM_POLL_MS: z.coerce.number().int().min(10).max(600_000).default(4_000).describe('a whole number of milliseconds from 10 to 600000'),
+  ROUTE_BREAKER_FAILURES: z.coerce.number().int().min(1).max(1000).default(5).describe('a whole number from 1 to 1000'),
+  ROUTE_BREAKER_COOLDOWN_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000).describe('a whole number of milliseconds from 0 to 3600000'),
 }).superRefine((c, ctx) => {
   // Settings that only make sense together: named here so the error says what is missing.
   const need = (ok: boolean, path: string, message: string) => ok || ctx.addIssue({ code: 'custom', path: [path], message });
@@ -89,6 +93,9 @@ export const configSchema = z.object({
   need(c.FILE_LINKS !== 'presigned' || !!c.S3_BUCKET, 'FILE_LINKS', 'presigned links need the S3 store (set S3_BUCKET), or use proxy');
   need(c.ROLE !== 'worker' || c.RUN_ENGINE, 'RUN_ENGINE', 'cannot be false with ROLE=worker (a worker only runs the engine); use ROLE=api for an HTTP-only process');
 });
+
+/** Names of settings that may hold an upstream credential a catalog route names by `key_env` (never a known setting). */
+export const CREDENTIAL_SETTING = /^[A-Z][A-Z0-9_]{0,62}_(KEY|TOKEN|SECRET)$/;
 
 type RawConfig = z.infer<typeof configSchema>;
 
@@ -99,6 +106,8 @@ export interface Config extends RawConfig {
   PUBLIC_BASE_URL: string;
   PRICING_BASE_URL: string;
   TOPUP_URL: string;
+  /** Credentials named by catalog routes (`key_env`): every setting matching CREDENTIAL_SETTING, read once here. */
+  secrets: Readonly<Record<string, string>>;
 }
 
 const KNOWN = Object.keys(configSchema.shape);
@@ -125,7 +134,7 @@ function readConfigFile(file: string): Record<string, unknown> {
     throw new ConfigError(`GENGATE_CONFIG: ${file} must hold a JSON object of settings`);
   }
   for (const key of Object.keys(parsed)) {
-    if (!KNOWN.includes(key)) {
+    if (!KNOWN.includes(key) && !CREDENTIAL_SETTING.test(key)) {
       throw new ConfigError(`GENGATE_CONFIG: unknown setting ${key} in ${file}; known: ${KNOWN.join(', ')}`);
     }
   }
@@ -152,6 +161,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid settings:\n  ${lines.join('\n  ')}`);
   }
   const raw = result.data;
+  const secrets: Record<string, string> = {};
+  for (const [key, v] of [...Object.entries(fromFile), ...Object.entries(env)]) {
+    if (CREDENTIAL_SETTING.test(key) && !KNOWN.includes(key) && typeof v === 'string' && v !== '') secrets[key] = v;
+  }
   const dataDir = path.resolve(raw.DATA_DIR);
   const shownHost = raw.HOST === '0.0.0.0' || raw.HOST === '::' ? '127.0.0.1' : raw.HOST;
   const publicBase = raw.PUBLIC_BASE_URL ?? `http://${shownHost}:${raw.PORT}`;
@@ -162,5 +175,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     PUBLIC_BASE_URL: publicBase,
     PRICING_BASE_URL: raw.PRICING_BASE_URL ?? publicBase,
     TOPUP_URL: raw.TOPUP_URL ?? `${publicBase}/topup`,
+    secrets,
   };
 }

@@ -7,10 +7,15 @@ import { RateLimits } from './limits/index.js';
 import { Redis } from 'ioredis';
 import { systemClock, type Clock } from './clock.js';
 import { loadCatalog, ModelSwitches, type Catalog } from './catalog/index.js';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { DiskBlobStore, Files, UploadFacts, Uploads, type BlobStore, type MediaFactsResolver } from './files/index.js';
 import { LocalBackend, type Backend } from './backends/index.js';
-import { Engine, Tasks, connectWakeups, type Wakeups } from './tasks/index.js';
+import { buildRouteBackends, sweepUpstreamTmp } from './backends/registry.js';
+import { BACKEND_KINDS_BUILT } from './backends/kinds.js';
+import { UpstreamHttp } from './backends/upstream/index.js';
+import { Engine, RouteHealth, Tasks, connectWakeups, type Wakeups } from './tasks/index.js';
+import { registerRouteMetrics } from './tasks/route-metrics.js';
 import { Metrics } from './metrics/index.js';
 import { NetGuard } from './net/index.js';
 import { CallbackWorker, callbackUrlCheck, retryDelays } from './callbacks/index.js';
@@ -45,6 +50,8 @@ export interface Services {
   callbacks: CallbackWorker;
   /** Carries task signals between processes (Redis, else PostgreSQL LISTEN/NOTIFY, else none). */
   wakeups: Wakeups;
+  /** Circuit breakers and concurrency slots of the catalog's routes (issue 8). */
+  routeHealth: RouteHealth;
   close(): Promise<void>;
 }
 
@@ -88,15 +95,35 @@ export async function buildServices(
   const guard = new NetGuard({ allowPrivate: config.ALLOW_PRIVATE_NETWORK });
   const moderate = contentCheck(buildModerator(config, guard, files));
   const tasks = new Tasks(database, ledger, catalog, clock, facts, files, config, { checkUrl: callbackUrlCheck(guard), moderate });
+  let routeBackends: Map<string, Backend>;
+  try {
+    const tmpDir = path.join(config.DATA_DIR, 'upstream-tmp');
+    mkdirSync(tmpDir, { recursive: true });
+    void sweepUpstreamTmp(tmpDir, Date.now());
+    const http = new UpstreamHttp(guard, { timeoutMs: Math.min(30_000, config.BACKEND_CALL_TIMEOUT_MS) });
+    routeBackends = buildRouteBackends(fileCatalog, { secrets: config.secrets, http, files, tmpDir, kinds: BACKEND_KINDS_BUILT }, config.GENGATE_CATALOG ? `GENGATE_CATALOG ${config.GENGATE_CATALOG}` : 'catalog');
+  } catch (e) {
+    models.stop();
+    guard.close();
+    redis?.disconnect();
+    await database.close();
+    throw e;
+  }
+  const routeHealth = new RouteHealth({ failures: config.ROUTE_BREAKER_FAILURES, cooldownMs: config.ROUTE_BREAKER_COOLDOWN_MS }, clock);
   const local = new LocalBackend(clock, {
     queueMs: config.LOCAL_QUEUE_MS,
     generateMs: config.LOCAL_GENERATE_MS,
     fail: config.LOCAL_FAIL,
     cacheDir: path.join(config.DATA_DIR, 'render-cache'),
   });
+  const metrics = new Metrics(database, clock);
+  const countSubmit = registerRouteMetrics(metrics.registry, routeHealth, fileCatalog, database);
   const engine = new Engine({
     database, ledger, catalog, clock, files, signals: tasks.signals,
-    backends: new Map(Object.entries({ local, ...opts.backends })),
+    backends: new Map([...routeBackends, ...Object.entries({ local, ...opts.backends })]),
+    health: routeHealth,
+    countSubmit,
+    webhookBase: config.UPSTREAM_WEBHOOKS ? config.PUBLIC_BASE_URL : null,
     settings: {
       pollMs: config.ENGINE_POLL_MS,
       leaseMs: config.ENGINE_LEASE_MS,
@@ -104,10 +131,10 @@ export async function buildServices(
       retryMs: config.ENGINE_RETRY_MS,
       callTimeoutMs: config.BACKEND_CALL_TIMEOUT_MS,
       concurrency: config.ENGINE_CONCURRENCY,
+      upstreamPollMs: config.UPSTREAM_POLL_MS,
     },
   });
   const wakeups = await connectWakeups(tasks.signals, { redis, databaseUrl: config.DATABASE_URL, database });
-  const metrics = new Metrics(database, clock);
   const callbacks = new CallbackWorker({
     database, clock, guard, signals: tasks.signals,
     view: { usdRubRate: config.USD_RUB_RATE, fileUrl: (id, name) => files.url(id, name) },
@@ -139,6 +166,7 @@ export async function buildServices(
     guard,
     callbacks,
     wakeups,
+    routeHealth,
     close: async () => {
       await engine.stop();
       await callbacks.stop();

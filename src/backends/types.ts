@@ -10,6 +10,8 @@ export interface BackendJob {
   readonly input: Readonly<Record<string, unknown>>;
   /** Facts of the supplied media links, trimmed seconds included. */
   readonly media: MediaFacts;
+  /** Unguessable per-task URL where an upstream may POST its completion notice; absent when PUBLIC_BASE_URL is not reachable from outside. */
+  readonly webhookUrl?: string;
 }
 
 /** Why generation failed, in backend-neutral words; the lifecycle maps each to failCode and error.type. */
@@ -56,6 +58,8 @@ export interface BackendOutput {
  */
 export interface Backend {
   readonly name: string;
+  /** True when submitting the same taskId twice is safe because the upstream honours an idempotency key. */
+  readonly idempotentSubmit?: boolean;
   /** Hands the job over; returns the backend's reference for it. */
   submit(job: BackendJob): Promise<string>;
   progress(job: BackendJob, ref: string): Promise<BackendStatus>;

@@ -16,6 +16,7 @@ export type {
   Where,
 } from './types.js';
 export { buildCatalog, loadCatalog, BACKEND_KINDS } from './overrides.js';
+export { routeName, KEY_ENV } from './routes.js';
 export { makeCatalog, modelNames } from './catalog.js';
 export { DEFAULT_MODELS } from './models/index.js';
 export { validateInput, checkMedia, findModel, type ValidatedInput } from './validate.js';

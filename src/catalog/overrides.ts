@@ -2,17 +2,17 @@ import { parseUsd } from '../billing/index.js';
 import { ConfigError, readJsonFile, type Config } from '../config.js';
 import { makeCatalog } from './catalog.js';
 import { DEFAULT_MODELS } from './models/index.js';
-import type { Catalog, ModelDef, PriceRule, Route } from './types.js';
+import { checkRouteNames, parseRoutes } from './routes.js';
+import type { Catalog, ModelDef, PriceRule } from './types.js';
 
 /**
  * The operator's catalog file (GENGATE_CATALOG): per model, `enabled`, extra `aliases`, `price`
  * (a USD amount for flat prices, or an object of tiers such as {"720p": "0.30"}),
- * `price_with_client_video` (tiers) and `routes`. Input schemas stay code; the file only edits data.
+ * `price_with_client_video` (tiers) and `routes` (src/catalog/routes.ts). Input schemas stay code; the file only edits data.
  * Anything unknown or wrong stops the start with a message naming the file, the model and the field.
  */
 
-/** Backends a route may name; the upstream issue adds its kinds here. */
-export const BACKEND_KINDS: readonly string[] = ['local'];
+export { BACKEND_KINDS } from './routes.js';
 
 const MODEL_KEYS = ['enabled', 'aliases', 'price', 'price_with_client_video', 'routes'];
 const ALIAS = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,99}$/;
@@ -42,7 +42,9 @@ export function buildCatalog(overrides: unknown = {}, source = 'catalog override
     if (!isObject(edit)) throw fail(at, 'must be an object');
     changed.set(model.id, applyEdit(model, edit, at, fail));
   }
-  return makeCatalog(DEFAULT_MODELS.map((m) => changed.get(m.id) ?? m), source);
+  const models = DEFAULT_MODELS.map((m) => changed.get(m.id) ?? m);
+  checkRouteNames(models, fail);
+  return makeCatalog(models, source);
 }
 
 function applyEdit(model: ModelDef, edit: Json, at: string, fail: (where: string, why: string) => ConfigError): ModelDef {
@@ -97,18 +99,6 @@ function tiers(
     out[tier] = amount(v, `${at}.${tier}`);
   }
   return out;
-}
-
-function parseRoutes(given: unknown, at: string, fail: (where: string, why: string) => ConfigError): Route[] {
-  if (!Array.isArray(given) || given.length === 0) throw fail(at, 'must be a non-empty list like [{"backend": "local"}]');
-  return given.map((r, i) => {
-    if (!isObject(r) || typeof r.backend !== 'string' || !BACKEND_KINDS.includes(r.backend)) {
-      throw fail(`${at}[${i}].backend`, `must be one of ${BACKEND_KINDS.join(', ')} (got ${JSON.stringify(isObject(r) ? r.backend : r)})`);
-    }
-    const extra = Object.keys(r).find((k) => k !== 'backend');
-    if (extra) throw fail(`${at}[${i}].${extra}`, 'unknown field; a route has "backend"');
-    return { backend: r.backend };
-  });
 }
 
 /** Loads the catalog at start: defaults, plus the GENGATE_CATALOG file when set. Throws ConfigError naming the file. */

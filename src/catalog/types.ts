@@ -80,9 +80,26 @@ export interface DraftRules {
   readonly finalMayChange: readonly string[];
 }
 
-/** Which generation backend renders a model; the first route is tried first. */
+/**
+ * Which generation backend renders a model; the first route is tried first and the next ones
+ * take over when it does not accept the task (DECISIONS §16, docs/backends.md). Only the
+ * backend kind is set for `local`; upstream kinds name their credential by setting, never by value.
+ */
 export interface Route {
+  /** Backend kind: local, same-api, byteplus, fal, replicate. */
   readonly backend: string;
+  /** Name for logs, metrics and the task row; unique in the catalog (default `<kind>:<model id>#<position>`). */
+  readonly name?: string;
+  /** The upstream's model id / endpoint / version (same-api: defaults to our model id). */
+  readonly model?: string;
+  /** API base of the upstream (provider default when absent; required for same-api). */
+  readonly baseUrl?: string;
+  /** Name of the setting (environment variable) holding the credential. */
+  readonly keyEnv?: string;
+  /** Per-route input mapping, interpreted by the backend kind (docs/backends.md). */
+  readonly map?: Readonly<Record<string, unknown>>;
+  /** Tasks this route may have handed off at once (all processes together); unlimited when absent. */
+  readonly concurrency?: number;
 }
 
 /** What cross-field rules see: the model, which fields the client actually sent, and a path maker. */

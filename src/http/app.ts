@@ -56,7 +56,9 @@ class RequestLog extends LogController {
   override requestCompleted(error: Error | null | undefined, req: FastifyRequest, reply: FastifyReply): void {
     const ms = reply.elapsedTime;
     this.observe(req.method, req.routeOptions.url, reply.statusCode, ms);
-    const line = { method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(ms * 10) / 10 };
+    // The token of an upstream notification URL is a credential: never logged.
+    const url = req.url.startsWith('/upstream/') ? req.url.replace(/\/notify\/[^/?]*/, '/notify/[redacted]') : req.url;
+    const line = { method: req.method, url, status: reply.statusCode, ms: Math.round(ms * 10) / 10 };
     if (error) reply.log.error({ ...line, err: error }, 'request errored');
     else reply.log.info(line, 'request');
   }

@@ -73,9 +73,12 @@ const PUBLIC: Tool[] = [
   },
   {
     name: 'get_model', title: 'Get a model', readOnly: true,
-    description: 'One model as GET /api/v1/models shows it: the JSON Schema of its input, price tiers and rules, media limits.',
+    description: 'One model as GET /api/v1/models shows it: the JSON Schema of its input, price tiers and rules, media limits, routes and their health.',
     inputSchema: (s) => object({ model: { type: 'string', enum: modelIds(s), description: 'Model id or alias' } }, ['model']),
-    run: async (args, { services }) => modelEntry(findModel(services.catalog, args.model), listOpts(services)) as unknown as Json,
+    run: async (args, { services }) => {
+      const m = findModel(services.catalog, args.model);
+      return { ...modelEntry(m, listOpts(services)), routes: services.routeHealth.view(services.catalog, m.id) } as unknown as Json;
+    },
   },
   {
     name: 'calculate_price', title: 'Calculate a price', readOnly: true,

@@ -1,7 +1,10 @@
 import dns from 'node:dns';
-import http, { type IncomingHttpHeaders } from 'node:http';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction, type Socket } from 'node:net';
+import { Readable } from 'node:stream';
 import { isBlockedAddress } from './address.js';
 
 /** Why an outbound request was refused or failed. */
@@ -12,6 +15,8 @@ export class NetError extends Error {
   constructor(
     readonly code: NetErrorCode,
     message: string,
+    /** The HTTP status when a download was answered with something other than 2xx. */
+    readonly status?: number,
   ) {
     super(message);
     this.name = 'NetError';
@@ -29,9 +34,10 @@ export interface NetGuardOptions {
 
 /** One outbound request. Redirects are not followed unless `maxRedirects` > 0 (each hop is checked again). */
 export interface FetchOptions {
-  method?: 'GET' | 'POST' | 'HEAD';
+  method?: 'GET' | 'POST' | 'HEAD' | 'PUT' | 'DELETE';
   headers?: Record<string, string>;
-  body?: string | Buffer;
+  /** A stream is piped as the request body (set content-length yourself). */
+  body?: string | Buffer | Readable;
   timeoutMs?: number;
   maxBytes?: number;
   maxRedirects?: number;
@@ -119,6 +125,26 @@ export class NetGuard {
     }
   }
 
+  /**
+   * Streams a GET answer into `dest` through the guard: the same connect-time address checks, a
+   * whole-transfer deadline and a size limit. Follows up to `maxRedirects` (default 3) redirects,
+   * each checked again. A non-2xx answer throws NetError 'network' with its status; on any
+   * failure the partial file is removed.
+   */
+  async download(url: string, dest: string, options: Omit<FetchOptions, 'method' | 'body'> = {}): Promise<DownloadResult> {
+    let current = url;
+    let hopOptions = options;
+    const maxRedirects = options.maxRedirects ?? 3;
+    for (let hop = 0; ; hop++) {
+      const res = await this.saveOnce(current, dest, hopOptions, hop < maxRedirects);
+      if (res.redirect === undefined) return { bytes: res.bytes, headers: res.headers, url: current };
+      const next = new URL(res.redirect, current);
+      // Headers (a credential, say) go on only to the same origin.
+      if (next.origin !== new URL(current).origin) hopOptions = { ...hopOptions, headers: {} };
+      current = next.toString();
+    }
+  }
+
   /** Closes idle keep-alive connections. */
   close(): void {
     this.agents['http:'].destroy();
@@ -126,44 +152,121 @@ export class NetGuard {
   }
 
   private once(url: string, options: FetchOptions): Promise<FetchResult> {
+    const maxBytes = options.maxBytes ?? this.maxBytes;
+    return this.send<FetchResult>(url, options, (res, u, settle) => {
+      const declared = Number(res.headers['content-length'] ?? 0);
+      if (declared > maxBytes) return settle.fail(new NetError('too_large', `the answer is ${declared} bytes, more than the limit of ${maxBytes}`));
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > maxBytes) return settle.fail(new NetError('too_large', `the answer is more than the limit of ${maxBytes} bytes`));
+        chunks.push(chunk);
+      });
+      res.on('error', settle.fail);
+      res.on('end', () => settle.ok({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), url: u.toString() }));
+    });
+  }
+
+  /** One GET written to a file; a followable redirect is returned instead of saved. */
+  private async saveOnce(url: string, dest: string, options: FetchOptions, follow: boolean): Promise<Saved> {
+    const maxBytes = options.maxBytes ?? this.maxBytes;
+    let file: WriteStream | undefined;
+    try {
+      return await this.send<Saved>(url, { ...options, method: 'GET' }, (res, _u, settle) => {
+        const status = res.statusCode ?? 0;
+        if (status >= 300 && status <= 399 && res.headers.location && follow) {
+          res.resume();
+          return settle.ok({ bytes: 0, headers: res.headers, redirect: res.headers.location });
+        }
+        if (status < 200 || status > 299) {
+          res.resume();
+          return settle.fail(new NetError('network', `the server answered HTTP ${status}`, status));
+        }
+        const declared = Number(res.headers['content-length'] ?? 0);
+        if (declared > maxBytes) return settle.fail(new NetError('too_large', `the file is ${declared} bytes, more than the limit of ${maxBytes}`));
+        const out = createWriteStream(dest);
+        file = out;
+        let size = 0;
+        out.on('error', settle.fail);
+        res.on('error', settle.fail);
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > maxBytes) return settle.fail(new NetError('too_large', `the file is more than the limit of ${maxBytes} bytes`));
+          // Back-pressure: a slow disk pauses the socket instead of buffering the file in memory.
+          if (!out.write(chunk)) {
+            res.pause();
+            out.once('drain', () => res.resume());
+          }
+        });
+        res.on('end', () => out.end(() => settle.ok({ bytes: size, headers: res.headers })));
+      });
+    } catch (e) {
+      const out = file as WriteStream | undefined;
+      if (out && !out.closed) await new Promise<void>((resolve) => out.destroy().once('close', () => resolve()));
+      if (out) await rm(dest, { force: true });
+      throw e;
+    }
+  }
+
+  /** Opens one request through the guard; `handle` reads the response and settles once (the deadline covers the whole exchange). */
+  private send<T>(url: string, options: FetchOptions, handle: (res: IncomingMessage, u: URL, settle: Settle<T>) => void): Promise<T> {
     const u = this.parse(url);
     const timeoutMs = options.timeoutMs ?? this.timeoutMs;
-    const maxBytes = options.maxBytes ?? this.maxBytes;
     const protocol = u.protocol as 'http:' | 'https:';
-    return new Promise<FetchResult>((resolve, reject) => {
+    return new Promise<T>((resolve, reject) => {
+      let settled = false;
       const request = (protocol === 'https:' ? https : http).request(u, {
         method: options.method ?? 'GET',
         headers: options.headers,
         agent: this.agents[protocol],
         ...(this.allowPrivate ? {} : { lookup: guardedLookup }),
       });
-      const fail = (e: unknown) => {
-        clearTimeout(timer);
-        request.destroy();
-        reject(e instanceof NetError ? e : new NetError('network', networkMessage(e)));
-      };
-      const timer = setTimeout(() => fail(new NetError('timeout', `no complete answer within ${timeoutMs} ms`)), timeoutMs);
-      request.on('error', fail);
-      if (!this.allowPrivate) request.on('socket', (socket: Socket) => checkPeer(socket, fail));
-      request.on('response', (res) => {
-        const declared = Number(res.headers['content-length'] ?? 0);
-        if (declared > maxBytes) return fail(new NetError('too_large', `the answer is ${declared} bytes, more than the limit of ${maxBytes}`));
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > maxBytes) return fail(new NetError('too_large', `the answer is more than the limit of ${maxBytes} bytes`));
-          chunks.push(chunk);
-        });
-        res.on('error', fail);
-        res.on('end', () => {
+      const settle: Settle<T> = {
+        ok: (value) => {
+          if (settled) return;
+          settled = true;
           clearTimeout(timer);
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), url: u.toString() });
-        });
-      });
-      request.end(options.body);
+          resolve(value);
+        },
+        fail: (e) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          request.destroy();
+          reject(e instanceof NetError ? e : new NetError('network', networkMessage(e)));
+        },
+      };
+      const timer = setTimeout(() => settle.fail(new NetError('timeout', `no complete answer within ${timeoutMs} ms`)), timeoutMs);
+      request.on('error', settle.fail);
+      if (!this.allowPrivate) request.on('socket', (socket: Socket) => checkPeer(socket, settle.fail));
+      request.on('response', (res) => handle(res, u, settle));
+      const body = options.body;
+      if (body instanceof Readable) {
+        body.on('error', settle.fail);
+        body.pipe(request);
+      } else request.end(body);
     });
   }
+}
+
+/** What a finished download wrote. */
+export interface DownloadResult {
+  bytes: number;
+  headers: IncomingHttpHeaders;
+  /** The URL the file came from (after followed redirects). */
+  url: string;
+}
+
+interface Saved {
+  bytes: number;
+  headers: IncomingHttpHeaders;
+  redirect?: string;
+}
+
+interface Settle<T> {
+  ok(value: T): void;
+  fail(e: unknown): void;
 }
 
 /** Second line of defence: whatever way the socket connected, its peer must not be a blocked address. */

@@ -162,6 +162,12 @@ export const OPERATIONS: Operation[] = [
     ok: { type: 'text/plain; version=0.0.4', description: 'Exposition text; see docs/operations.md' },
     extra: { '401': { schema: 'any', description: 'METRICS_TOKEN is set and the bearer token is wrong or missing' } },
   },
+  {
+    method: 'post', path: '/upstream/v1/notify/:token', id: 'upstreamNotify', tag: 'Operations', summary: 'Completion notice from an upstream backend',
+    description: 'The per-task address GenGate gives an upstream provider when UPSTREAM_WEBHOOKS is true (see docs/backends.md). The body (any type, at most 256 KB) is ignored: the notice only makes the task due, and GenGate asks the upstream itself.',
+    params: { token: 'Unguessable token of one task' }, ok: env(z.null(), 'Noted'), errors: ['not_found'],
+    extra: { '413': { schema: 'any', description: 'The body is larger than 256 KB' } },
+  },
   ...adminOperations(),
 ];
 

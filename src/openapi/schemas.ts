@@ -125,6 +125,9 @@ export const ModelEntry = z.object({
     calculator_url: z.string(),
   }),
   limits: z.record(z.string(), z.unknown()),
+  routes: z
+    .array(z.object({ backend: z.string().describe('Backend kind: local, same-api, byteplus, fal, replicate'), state: z.enum(['closed', 'open', 'half-open']).describe('Circuit breaker: closed = healthy, open = skipped for now, half-open = one trial task allowed') }))
+    .describe('The routes of the model in the order they are tried, with their health in this process'),
 });
 
 /** GET /v1/pricing. */

@@ -80,6 +80,12 @@ export interface TasksTable {
   created_at: number;
   updated_at: number;
   completed_at: number | null;
+  /** Position in the model's routes the task is on (issue 8 fail-over). */
+  route_index: Generated<number>;
+  /** Token of the task's upstream callback URL (/upstream/v1/notify/<token>); null until handed to an upstream. */
+  upstream_token: string | null;
+  /** When the task was handed to its backend. */
+  handed_at: number | null;
 }
 
 export interface TaskEventsTable {

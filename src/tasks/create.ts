@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { keyAllowsModel, type Principal } from '../accounts/index.js';
 import { formatUsd, type Ledger } from '../billing/index.js';
-import { findModel, resolveDraftFinal, validateInput, type Catalog, type DraftTask, type MediaFacts } from '../catalog/index.js';
+import { findModel, resolveDraftFinal, routeName, validateInput, type Catalog, type DraftTask, type MediaFacts } from '../catalog/index.js';
 import type { Clock } from '../clock.js';
 import { Errors, shown } from '../errors.js';
 import type { MediaFactsResolver } from '../files/index.js';
@@ -132,7 +132,7 @@ export async function createTask(deps: CreateDeps, principal: Principal, rawBody
       refunded: 0,
       files_expired: 0,
       attempts: 0,
-      backend: model.routes[0]?.backend ?? 'local',
+      backend: model.routes[0] ? routeName(model.id, model.routes[0], 0) : 'local',
       run_at: now,
       deadline_at: now + TASK_TIMEOUT_MS,
       created_at: now,

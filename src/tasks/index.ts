@@ -17,3 +17,6 @@ export {
 } from './states.js';
 export { taskView, TASK_VIEW_COLUMNS, type TaskRow, type ViewOptions } from './view.js';
 export { connectWakeups, type Wakeups, type WakeupKind } from './wakeups.js';
+export { RouteHealth, routesOf, type RouteRef, type RouteHealthView } from './routing.js';
+export { Breaker, type BreakerState } from './breaker.js';
+export { NOTIFY_PATH } from './submit.js';

@@ -1,14 +1,22 @@
-import { BackendFailure } from '../backends/index.js';
+import { rm } from 'node:fs/promises';
+import { BackendFailure, type BackendOutput } from '../backends/index.js';
 import { finishTask } from './finish.js';
+import { routesOf } from './routing.js';
+import { submitTask } from './submit.js';
 import { moveTask } from './transition.js';
-import { applyTrims } from './trims.js';
-import { failTask, jobOf, release, withTimeout, type EngineDeps, type TaskWork } from './work.js';
+import { failTask, jobOf, keepNotice, pollDelay, release, withTimeout, type EngineDeps, type TaskWork } from './work.js';
+
+/** Longest wait between two polls after transient errors of an upstream. */
+const MAX_POLL_RETRY_MS = 60_000;
 
 /**
- * One step of a claimed task: checks the 20-minute deadline, then hands the task to its backend
- * (waiting), asks for progress (queuing, generating) or collects the result. A BackendFailure
- * fails the task at once; any other error is retried with exponential backoff and fails the task
- * as 503 after ENGINE_MAX_ATTEMPTS in a row.
+ * One step of a claimed task: checks the 20-minute deadline (failing the task cancels the
+ * upstream job), then hands the task to a route (waiting; see submit.ts), asks for progress
+ * (queuing, generating) or collects the result. A BackendFailure fails the task at once. Any other
+ * error is retried with exponential backoff: on the local backend the task fails as 503 after
+ * ENGINE_MAX_ATTEMPTS in a row; an upstream that already took the task is asked again until the
+ * deadline, since giving up early would refund a task the upstream may still finish and bill.
+ * An upstream callback only moves `run_at` to now, so both paths end in this same step.
  */
 export async function stepTask(deps: EngineDeps, task: TaskWork): Promise<void> {
   const { clock, settings } = deps;
@@ -16,33 +24,28 @@ export async function stepTask(deps: EngineDeps, task: TaskWork): Promise<void> 
     await failTask(deps, task, 'timeout', 'the task did not finish within 20 minutes; the price was refunded, please retry');
     return;
   }
+  if (task.state === 'waiting') {
+    await submitTask(deps, task);
+    return;
+  }
   const backend = deps.backends.get(task.backend);
   if (!backend) {
     await failTask(deps, task, 'internal', `no generation backend named ${task.backend} is configured`);
     return;
   }
+  const ref = routesOf(deps.catalog, task.model, task.backend).find((r) => r.name === task.backend);
+  const kind = ref?.route.backend ?? (task.backend === 'local' ? 'local' : 'upstream');
+  const breaker = ref ? deps.health.breaker(ref) : null;
   const job = jobOf(task, deps.catalog);
   const call = <T>(p: Promise<T>, what: string) => withTimeout(p, settings.callTimeoutMs, `backend ${backend.name} ${what}`);
+  const next = pollDelay(deps, kind, clock.now() - Number(task.handed_at ?? clock.now()));
   try {
-    if (task.state === 'waiting') {
-      // The trim plan is applied to the real files before the backend sees the task (DECISIONS §11).
-      const ready = await applyTrims(deps, task);
-      const ref = await call(backend.submit(ready === task ? job : jobOf(ready, deps.catalog)), 'submit');
-      if (typeof ref !== 'string' || ref.length === 0 || ref.length > 2000) throw new Error(`backend ${backend.name} submit returned no usable reference`);
-      const now = clock.now();
-      await deps.database.tx((trx) =>
-        moveTask(trx, task.id, 'waiting', 'queuing', now, {
-          backend_ref: ref, attempts: 0, last_error: null, locked_until: null, locked_by: null,
-          run_at: Math.min(now + settings.pollMs, Number(task.deadline_at)),
-        }, `handed to ${backend.name}`),
-      );
-      return;
-    }
-    const ref = task.backend_ref ?? '';
-    const status = await call(backend.progress(job, ref), 'progress');
+    const backendRef = task.backend_ref ?? '';
+    const status = await call(backend.progress(job, backendRef), 'progress');
+    breaker?.success();
     switch (status.state) {
       case 'queued':
-        await release(deps, task, recheck(status, settings.pollMs), { attempts: 0 });
+        await release(deps, task, recheck(status, next), { attempts: 0 });
         return;
       case 'running': {
         // Progress never goes back and reaches 100 only with success (DECISIONS §6).
@@ -51,11 +54,11 @@ export async function stepTask(deps: EngineDeps, task: TaskWork): Promise<void> 
           const now = clock.now();
           await deps.database.tx((trx) =>
             moveTask(trx, task.id, 'queuing', 'generating', now, {
-              progress, attempts: 0, locked_until: null, locked_by: null, run_at: Math.min(now + recheck(status, settings.pollMs), Number(task.deadline_at)),
+              progress, attempts: 0, locked_until: null, locked_by: null, run_at: keepNotice(task, Math.min(now + recheck(status, next), Number(task.deadline_at))),
             }),
           );
         } else {
-          await release(deps, task, recheck(status, settings.pollMs), { progress, attempts: 0 });
+          await release(deps, task, recheck(status, next), { progress, attempts: 0 });
         }
         return;
       }
@@ -63,8 +66,13 @@ export async function stepTask(deps: EngineDeps, task: TaskWork): Promise<void> 
         await failTask(deps, task, status.kind, status.message);
         return;
       case 'done': {
-        const out = await call(backend.results(job, ref), 'results');
-        await finishTask(deps, task, job, out);
+        const out = await call(backend.results(job, backendRef), 'results');
+        try {
+          await finishTask(deps, task, job, out);
+        } finally {
+          // Upstream results were downloaded for this task only; the blob store has its copy now.
+          if (kind !== 'local') await removeOutput(out);
+        }
         return;
       }
       default:
@@ -77,15 +85,22 @@ export async function stepTask(deps: EngineDeps, task: TaskWork): Promise<void> 
     }
     const attempts = Number(task.attempts) + 1;
     const message = e instanceof Error ? e.message : String(e);
-    if (attempts >= settings.maxAttempts) {
+    if (kind === 'local' && attempts >= settings.maxAttempts) {
       await failTask(deps, task, 'unavailable', `the generation backend failed ${attempts} times in a row (last: ${message}); the price was refunded, please retry`);
       return;
     }
-    await release(deps, task, settings.retryMs * 2 ** (attempts - 1), { attempts, last_error: message.slice(0, 500) });
+    if (kind !== 'local') breaker?.failure();
+    const wait = Math.min(kind === 'local' ? Infinity : MAX_POLL_RETRY_MS, Math.max(settings.retryMs * 2 ** (attempts - 1), kind === 'local' ? 0 : next));
+    await release(deps, task, wait, { attempts, last_error: message.slice(0, 500) });
   }
 }
 
-/** When to look at a task again: the backend's hint (at least 10 ms), else the poll interval. */
+async function removeOutput(out: BackendOutput): Promise<void> {
+  const paths = [...(Array.isArray(out?.files) ? out.files : []), ...(out?.lastFrame ? [out.lastFrame] : [])].map((f) => f.path);
+  await Promise.all(paths.map((p) => rm(p, { force: true }).catch(() => {})));
+}
+
+/** When to look at a task again: the backend's hint (at least 10 ms), else the route's poll interval. */
 function recheck(status: { recheckMs?: number }, pollMs: number): number {
   const hint = Number(status.recheckMs);
   return Number.isFinite(hint) && status.recheckMs !== undefined ? Math.max(10, Math.ceil(hint)) : pollMs;

@@ -1,4 +1,4 @@
-import type { Kysely, Updateable } from 'kysely';
+import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { Backend, BackendJob, FailKind } from '../backends/index.js';
 import type { Ledger } from '../billing/index.js';
 import type { Catalog } from '../catalog/index.js';
@@ -10,9 +10,13 @@ import { updateWhere } from '../store/prepared.js';
 import { failureCode, type TaskState } from './states.js';
 import { moveTask } from './transition.js';
 import type { TaskSignals } from './tasks.js';
+import type { RouteHealth } from './routing.js';
+
+/** How a submit to a route ended: taken, surely not taken (retry or fail over), refused, or unclear (not repeated). */
+export type SubmitOutcome = 'accepted' | 'not_accepted' | 'refused' | 'unclear';
 
 /** A claimed task row. */
-export type TaskWork = TasksTable & { seq: number };
+export type TaskWork = Selectable<TasksTable> & { seq: number };
 
 /** Everything a step of the engine uses. */
 export interface EngineDeps {
@@ -21,8 +25,15 @@ export interface EngineDeps {
   catalog: Catalog;
   clock: Clock;
   files: Files;
+  /** Backends by route name (routeName): the shared `local` one and one per upstream route. */
   backends: ReadonlyMap<string, Backend>;
+  /** Breakers and concurrency slots of the routes. */
+  health: RouteHealth;
+  /** PUBLIC_BASE_URL when UPSTREAM_WEBHOOKS says upstreams can reach it; null: polling only. */
+  webhookBase: string | null;
   signals: TaskSignals;
+  /** Told the outcome of every submit to a route (metrics). */
+  countSubmit?: (route: string, outcome: SubmitOutcome) => void;
   settings: {
     pollMs: number;
     leaseMs: number;
@@ -30,6 +41,8 @@ export interface EngineDeps {
     retryMs: number;
     callTimeoutMs: number;
     concurrency: number;
+    /** First poll interval of an upstream route (UPSTREAM_POLL_MS); grows with the time since the hand-off. */
+    upstreamPollMs: number;
   };
   /** Who holds a lease: this engine's id. */
   workerId: string;
@@ -48,6 +61,12 @@ export function jobOf(task: TaskWork, catalog: Catalog): BackendJob {
   };
 }
 
+/** How long to wait before asking a route's backend again: ENGINE_POLL_MS for the local one, UPSTREAM_POLL_MS growing by one step per minute (up to 4×) for upstreams. */
+export function pollDelay(deps: EngineDeps, kind: string, sinceHandOffMs: number): number {
+  if (kind === 'local') return deps.settings.pollMs;
+  return deps.settings.upstreamPollMs * Math.min(4, 1 + Math.floor(Math.max(0, sinceHandOffMs) / 60_000));
+}
+
 /** Marks the callback outbox row due (issue 6 delivers it); a no-op for tasks without a callBackUrl. */
 export async function callbackDue(trx: Kysely<DB>, taskId: string, now: number): Promise<void> {
   await trx.updateTable('callbacks').set({ due_at: now }).where('task_id', '=', taskId).where('due_at', 'is', null).execute();
@@ -58,10 +77,26 @@ export async function updateHeld(deps: EngineDeps, taskId: string, patch: Update
   await updateWhere(deps.database.db, 'tasks', { ...patch, updated_at: deps.clock.now() }, { id: taskId, locked_by: deps.workerId });
 }
 
+/**
+ * `run_at = runAt` unless an upstream notice moved run_at during the step (routes/upstream.ts sets
+ * it to the arrival time): then it is kept, so the task is looked at again at once. Typed as a
+ * number for update patches; it is an SQL expression.
+ */
+export function keepNotice(task: TaskWork, runAt: number): number {
+  return sql<number>`CASE WHEN run_at = ${Number(task.run_at)} THEN CAST(${runAt} AS bigint) ELSE run_at END` as unknown as number;
+}
+
 /** Gives the lease back and schedules the next look at the task, never later than its deadline. */
 export async function release(deps: EngineDeps, task: TaskWork, afterMs: number, patch: Updateable<TasksTable> = {}): Promise<void> {
   const runAt = Math.min(deps.clock.now() + afterMs, Number(task.deadline_at));
-  await updateHeld(deps, task.id, { ...patch, run_at: runAt, locked_until: null, locked_by: null });
+  const next = keepNotice(task, runAt);
+  await deps.database.db
+    .updateTable('tasks')
+    .set({ ...patch, locked_until: null, locked_by: null, updated_at: deps.clock.now() })
+    .set({ run_at: next })
+    .where('id', '=', task.id)
+    .where('locked_by', '=', deps.workerId)
+    .execute();
 }
 
 /**
@@ -85,7 +120,10 @@ export async function failTask(deps: EngineDeps, task: TaskWork, kind: FailKind,
   if (moved) {
     deps.signals.emit('finished', task.id);
     const backend = deps.backends.get(task.backend);
-    if (backend && task.backend_ref) await backend.cancel(jobOf(task, deps.catalog), task.backend_ref).catch(() => {});
+    // Best effort, bounded: a hanging cancel must not hold the step (the task is already failed and refunded).
+    if (backend && task.backend_ref) {
+      await withTimeout(backend.cancel(jobOf(task, deps.catalog), task.backend_ref), deps.settings.callTimeoutMs, `backend ${backend.name} cancel`).catch(() => {});
+    }
   }
   return moved;
 }

@@ -4,15 +4,18 @@ import { modelEntry } from '../../catalog/index.js';
 import { ok } from '../envelope.js';
 import { limitPublic } from '../limits.js';
 
-/** GET /api/v1/models (no key): envelope, `data` = every catalog entry, disabled ones included and marked. */
+/** GET /api/v1/models (no key): envelope, `data` = every catalog entry, disabled ones included and marked, with the health of its routes. */
 export function registerCatalogRoutes(app: FastifyInstance, services: Services) {
-  const { catalog, config } = services;
-  // The body (tens of KB of JSON Schema) is serialised again only when a model switch changed the catalog's models.
-  let cached: { models: typeof catalog.models; body: string } | null = null;
+  const { catalog, config, routeHealth } = services;
+  // The body (tens of KB of JSON Schema) is serialised again only when a model switch changed the catalog's models or a route's breaker changed state.
+  let cached: { models: typeof catalog.models; health: string; body: string } | null = null;
   const body = () => {
-    if (cached?.models !== catalog.models) {
+    const views = catalog.models.map((m) => routeHealth.view(catalog, m.id));
+    const health = views.map((v) => v.map((r) => r.state).join(',')).join(';');
+    if (cached?.models !== catalog.models || cached.health !== health) {
       const models = catalog.models;
-      cached = { models, body: JSON.stringify(ok(models.map((m) => modelEntry(m, { usdRubRate: config.USD_RUB_RATE, pricingBaseUrl: config.PRICING_BASE_URL })))) };
+      const entries = models.map((m, i) => ({ ...modelEntry(m, { usdRubRate: config.USD_RUB_RATE, pricingBaseUrl: config.PRICING_BASE_URL }), routes: views[i] }));
+      cached = { models, health, body: JSON.stringify(ok(entries)) };
     }
     return cached.body;
   };

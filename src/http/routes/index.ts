@@ -10,6 +10,7 @@ import { registerUploadRoutes } from './upload.js';
 import { registerOpsRoutes } from './ops.js';
 import { registerDocsRoutes, trackRoutes } from './docs.js';
 import { registerMcpRoutes } from './mcp.js';
+import { registerUpstreamRoutes } from './upstream.js';
 
 /** Every route area; each registers its own paths. */
 export function registerRoutes(app: FastifyInstance, services: Services) {
@@ -24,4 +25,5 @@ export function registerRoutes(app: FastifyInstance, services: Services) {
   registerUploadRoutes(app, services);
   registerDocsRoutes(app, services);
   registerMcpRoutes(app, services);
+  registerUpstreamRoutes(app, services);
 }

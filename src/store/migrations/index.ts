@@ -4,6 +4,7 @@ import * as m001 from './001_foundation.js';
 import * as m002 from './002_tasks.js';
 import * as m003 from './003_rate_limits.js';
 import * as m004 from './004_callbacks_models.js';
+import * as m005 from './005_upstream_routes.js';
 
 export interface Migration {
   version: number;
@@ -17,4 +18,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 2, name: 'tasks', up: m002.up },
   { version: 3, name: 'rate limits', up: m003.up },
   { version: 4, name: 'callback leases and model switches', up: m004.up },
+  { version: 5, name: 'upstream routes', up: m005.up },
 ];

@@ -1,0 +1,119 @@
+import { BackendFailure, type Backend, type BackendJob, type BackendOutput, type BackendStatus } from '../types.js';
+import type { JsonResponse } from '../upstream/http.js';
+import type { UpstreamOptions } from '../upstream/types.js';
+import { checkMap, fetchAll, obj, str, transient } from '../upstream/util.js';
+import { falFailure, falInput, outputUrls } from './input.js';
+
+/** fal's queue host. */
+export const DEFAULT_BASE_URL = 'https://queue.fal.run';
+
+const FALLBACK_MIME = { image: 'image/png', video: 'video/mp4', music: 'audio/mpeg' } as const;
+
+/** The owner/app part of a model id ("fal-ai/bytedance/seedance/v1/pro/image-to-video" → "fal-ai/bytedance"): status, result and cancel live under it. */
+export function appOf(model: string): string {
+  return model.split('/').filter(Boolean).slice(0, 2).join('/');
+}
+
+/**
+ * fal's queue API (DECISIONS §16): submit to POST /{model} (with `fal_webhook` when GenGate has a
+ * public callback URL), status at GET /{app}/requests/{id}/status, result at GET /{app}/requests/{id},
+ * cancel at PUT /{app}/requests/{id}/cancel. fal documents no idempotency key for submit, so a
+ * submit is never repeated after it may have been taken. The reference is "{app}|{request id}".
+ */
+export function createFalBackend(opts: UpstreamOptions): Backend {
+  checkMap(opts.map, opts.name);
+  const base = opts.baseUrl.replace(/\/+$/, '');
+  const origin = new URL(base).origin;
+  const auth = { authorization: `Key ${opts.apiKey}` };
+  const http = opts.http;
+  const model = opts.upstreamModel.replace(/^\/+|\/+$/g, '');
+
+  /** The app path from a status_url of the submit answer, only when it points at our base (credentials never go elsewhere). */
+  function appFrom(statusUrl: string | undefined, id: string): string {
+    if (statusUrl) {
+      try {
+        const u = new URL(statusUrl);
+        const suffix = `/requests/${id}/status`;
+        if (u.origin === origin && u.pathname.endsWith(suffix)) {
+          const full = u.pathname.slice(0, -suffix.length);
+          const prefix = new URL(base).pathname.replace(/\/+$/, '');
+          if (full.startsWith(prefix)) return full.slice(prefix.length).replace(/^\/+/, '');
+        }
+      } catch {
+        // An unreadable status_url: fall back to the documented owner/app rule.
+      }
+    }
+    return appOf(model);
+  }
+
+  const parse = (ref: string) => {
+    const bar = ref.lastIndexOf('|');
+    return { app: ref.slice(0, bar), id: ref.slice(bar + 1) };
+  };
+  const requestUrl = (ref: string, suffix = '') => {
+    const { app, id } = parse(ref);
+    return `${base}/${app}/requests/${encodeURIComponent(id)}${suffix}`;
+  };
+
+  /** A failure answer as a BackendFailure, or a transient error when it is not one of fal's error shapes. */
+  function failureOf(res: JsonResponse, what: string): Error {
+    const f = falFailure(res);
+    return f ? new BackendFailure(f.kind, f.message) : transient(what, res.status, res.text);
+  }
+
+  return {
+    name: opts.name,
+    idempotentSubmit: false,
+
+    async submit(job: BackendJob): Promise<string> {
+      const query = job.webhookUrl ? `?fal_webhook=${encodeURIComponent(job.webhookUrl)}` : '';
+      const res = await http.create('POST', `${base}/${model}${query}`, { headers: auth, body: falInput(job, opts.map) });
+      if (res.status < 200 || res.status > 299) {
+        const f = falFailure(res);
+        throw new BackendFailure(f?.kind ?? 'rejected', f?.message ?? `fal refused the job (HTTP ${res.status})`);
+      }
+      const data = obj(res.data);
+      const id = str(data.request_id);
+      // Taken but unreadable: the request may run (and bill), so this is not a NotAccepted.
+      if (!id) throw new Error(`fal accepted the request but its answer has no request_id: ${res.text.slice(0, 200)}`);
+      return `${appFrom(str(data.status_url), id)}|${id}`;
+    },
+
+    async progress(_job, ref): Promise<BackendStatus> {
+      const res = await http.json('GET', requestUrl(ref, '/status'), { headers: auth });
+      if (res.status === 404) throw new BackendFailure('unavailable', `fal no longer knows request ${parse(ref).id}`);
+      if (res.status !== 200 && res.status !== 202) throw transient(`fal status of ${parse(ref).id}`, res.status, res.text);
+      const data = obj(res.data);
+      switch (data.status) {
+        case 'IN_QUEUE':
+          return { state: 'queued' };
+        case 'IN_PROGRESS':
+          return { state: 'running' };
+        case 'COMPLETED': {
+          const error = str(data.error);
+          if (!error) return { state: 'done' };
+          const f = falFailure({ ...res, data: { detail: error, error_type: str(data.error_type) ?? 'model_error' } });
+          return { state: 'failed', kind: f?.kind ?? 'generation', message: f?.message ?? `fal: ${error}` };
+        }
+        default:
+          throw new Error(`fal status of ${parse(ref).id}: unreadable answer: ${res.text.slice(0, 200)}`);
+      }
+    },
+
+    async results(job, ref): Promise<BackendOutput> {
+      const res = await http.json('GET', requestUrl(ref), { headers: auth });
+      if (res.status < 200 || res.status > 299) throw failureOf(res, `fal result of ${parse(ref).id}`);
+      if (res.data === undefined) throw new Error(`fal result of ${parse(ref).id}: unreadable answer: ${res.text.slice(0, 200)}`);
+      const urls = outputUrls(res.data);
+      if (urls.length === 0) throw new BackendFailure('generation', 'fal finished the request without any file');
+      const wanted = job.kind === 'music' ? urls.slice(0, 2) : urls.slice(0, 1);
+      const items = wanted.map((url, i) => ({ url, label: `${job.taskId}-${i + 1}`, mime: FALLBACK_MIME[job.kind] }));
+      return { files: await fetchAll(http, items, opts.tmpDir) };
+    },
+
+    async cancel(_job, ref) {
+      // 202 CANCELLATION_REQUESTED; 400 ALREADY_COMPLETED. A running request stops only if the model app honours the signal.
+      await http.json('PUT', requestUrl(ref, '/cancel'), { headers: auth }).catch(() => undefined);
+    },
+  };
+}

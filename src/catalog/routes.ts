@@ -1,0 +1,130 @@
+import { CREDENTIAL_SETTING, type ConfigError } from '../config.js';
+import type { Route } from './types.js';
+
+/** Backends a route may name (DECISIONS §16): the built-in renderer and the upstream adapters. */
+export const BACKEND_KINDS: readonly string[] = ['local', 'same-api', 'byteplus', 'fal', 'replicate'];
+
+/** Fields a route of the catalog file may have, by kind (local takes nothing else: it runs in-process). */
+const UPSTREAM_FIELDS = ['backend', 'name', 'model', 'base_url', 'key_env', 'map', 'concurrency'];
+/** Setting names a credential may live in: ending in _KEY, _TOKEN or _SECRET, so only those are read from the environment. */
+export const KEY_ENV = CREDENTIAL_SETTING;
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._:#/-]{0,99}$/;
+const MAX_MAP_KEYS = 100;
+
+type Fail = (where: string, why: string) => ConfigError;
+type Json = Record<string, unknown>;
+
+function isObject(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** The name of a route: its own `name`, else `local` for the shared local backend, else `<kind>:<model>#<position>`. */
+export function routeName(modelId: string, route: Route, index: number): string {
+  if (route.name) return route.name;
+  return route.backend === 'local' ? 'local' : `${route.backend}:${modelId}#${index + 1}`;
+}
+
+/** Parses the `routes` list of one model in the catalog file; throws ConfigError naming the exact field. */
+export function parseRoutes(given: unknown, at: string, fail: Fail): Route[] {
+  if (!Array.isArray(given) || given.length === 0) {
+    throw fail(at, 'must be a non-empty list like [{"backend": "local"}] or [{"backend": "fal", "model": "...", "key_env": "FAL_KEY"}, {"backend": "local"}]');
+  }
+  if (given.length > 10) throw fail(at, `may have at most 10 routes (got ${given.length})`);
+  return given.map((r, i) => parseRoute(r, `${at}[${i}]`, fail));
+}
+
+function parseRoute(r: unknown, at: string, fail: Fail): Route {
+  if (!isObject(r) || typeof r.backend !== 'string' || !BACKEND_KINDS.includes(r.backend)) {
+    throw fail(`${at}.backend`, `must be one of ${BACKEND_KINDS.join(', ')} (got ${JSON.stringify(isObject(r) ? r.backend : r)})`);
+  }
+  const kind = r.backend;
+  if (kind === 'local') {
+    const extra = Object.keys(r).find((k) => k !== 'backend');
+    if (extra) throw fail(`${at}.${extra}`, 'unknown field; a local route has only "backend"');
+    return { backend: 'local' };
+  }
+  const extra = Object.keys(r).find((k) => !UPSTREAM_FIELDS.includes(k));
+  if (extra) throw fail(`${at}.${extra}`, `unknown field; a ${kind} route has ${UPSTREAM_FIELDS.join(', ')}`);
+  const route: { -readonly [K in keyof Route]: Route[K] } = { backend: kind };
+  if (r.name !== undefined) {
+    if (typeof r.name !== 'string' || !NAME.test(r.name) || r.name === 'local') {
+      throw fail(`${at}.name`, `must be a name of letters, digits and . _ : # / - other than "local" (got ${JSON.stringify(r.name)})`);
+    }
+    route.name = r.name;
+  }
+  if (r.model !== undefined) {
+    if (typeof r.model !== 'string' || r.model.length === 0 || r.model.length > 300) {
+      throw fail(`${at}.model`, `must be the upstream's model id, 1 to 300 characters (got ${JSON.stringify(r.model)})`);
+    }
+    route.model = r.model;
+  } else if (kind !== 'same-api') {
+    throw fail(`${at}.model`, `is required for a ${kind} route: the ${kind} model id (see docs/backends.md)`);
+  }
+  if (r.base_url !== undefined) {
+    if (typeof r.base_url !== 'string' || !isHttpUrl(r.base_url)) {
+      throw fail(`${at}.base_url`, `must be an http:// or https:// URL without user:password (got ${JSON.stringify(r.base_url)})`);
+    }
+    route.baseUrl = r.base_url.replace(/\/+$/, '');
+  } else if (kind === 'same-api') {
+    throw fail(`${at}.base_url`, 'is required for a same-api route: the upstream service address, e.g. "https://upstream.example.com"');
+  }
+  if (typeof r.key_env !== 'string' || !KEY_ENV.test(r.key_env)) {
+    throw fail(
+      `${at}.key_env`,
+      `must name the setting holding the credential, capital letters, digits and _ ending in _KEY, _TOKEN or _SECRET, e.g. "FAL_KEY" (got ${JSON.stringify(r.key_env)}); the catalog file never holds the credential itself`,
+    );
+  }
+  route.keyEnv = r.key_env;
+  if (r.map !== undefined) route.map = parseMap(r.map, `${at}.map`, fail);
+  if (r.concurrency !== undefined) {
+    if (typeof r.concurrency !== 'number' || !Number.isInteger(r.concurrency) || r.concurrency < 1 || r.concurrency > 100_000) {
+      throw fail(`${at}.concurrency`, `must be a whole number from 1 to 100000 (got ${JSON.stringify(r.concurrency)})`);
+    }
+    route.concurrency = r.concurrency;
+  }
+  return route;
+}
+
+/** A route's input mapping: `rename` (field → field), `set` (field → constant), `omit` (fields); see docs/backends.md. */
+function parseMap(map: unknown, at: string, fail: Fail): Json {
+  if (!isObject(map)) throw fail(at, `must be an object with "rename", "set" and/or "omit" (got ${JSON.stringify(map)})`);
+  for (const [key, v] of Object.entries(map)) {
+    const size = isObject(v) ? Object.keys(v).length : Array.isArray(v) ? v.length : 0;
+    if (size > MAX_MAP_KEYS) throw fail(`${at}.${key}`, `may name at most ${MAX_MAP_KEYS} fields (got ${size})`);
+    if (key === 'rename') {
+      if (!isObject(v) || !Object.values(v).every((x) => typeof x === 'string' && x.length > 0)) {
+        throw fail(`${at}.rename`, `must be an object of field names to new field names, e.g. {"duration": "seconds"} (got ${JSON.stringify(v)})`);
+      }
+    } else if (key === 'set') {
+      if (!isObject(v)) throw fail(`${at}.set`, `must be an object of fields to constant values, e.g. {"watermark": false} (got ${JSON.stringify(v)})`);
+    } else if (key === 'omit') {
+      if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) throw fail(`${at}.omit`, `must be a list of field names (got ${JSON.stringify(v)})`);
+    } else {
+      throw fail(`${at}.${key}`, 'unknown field; a map has "rename", "set" and "omit"');
+    }
+  }
+  return map;
+}
+
+function isHttpUrl(u: string): boolean {
+  try {
+    const url = new URL(u);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && !url.username && !url.password;
+  } catch {
+    return false;
+  }
+}
+
+/** Refuses two routes with the same name anywhere in the catalog (they would share a breaker and a counter). */
+export function checkRouteNames(models: readonly { id: string; routes: readonly Route[] }[], fail: Fail): void {
+  const seen = new Map<string, string>();
+  for (const m of models) {
+    m.routes.forEach((r, i) => {
+      if (r.backend === 'local') return;
+      const name = routeName(m.id, r, i);
+      const other = seen.get(name);
+      if (other) throw fail(`models.${JSON.stringify(m.id)}.routes[${i}].name`, `route name ${JSON.stringify(name)} is already used by ${other}`);
+      seen.set(name, `models.${JSON.stringify(m.id)}.routes[${i}]`);
+    });
+  }
+}

@@ -1,0 +1,74 @@
+import { readFile } from 'node:fs/promises';
+import http from 'node:http';
+
+/** One createTask the fake received. */
+export interface FakeCreate {
+  key: string | undefined;
+  auth: string | undefined;
+  body: any;
+}
+
+/**
+ * A small stand-in for an upstream speaking SPEC.md's API (the external service of a same-api
+ * route), on 127.0.0.1: `mode` decides how createTask answers; accepted tasks report `taskState`
+ * and, on success, one PNG result served by the fake itself.
+ */
+export async function startFakeUpstream(png: string) {
+  const image = await readFile(png);
+  const creates: FakeCreate[] = [];
+  const tasks = new Map<string, string>();
+  const state = {
+    mode: 'down' as 'down' | 'ok' | 'slow-429',
+    taskState: 'success' as 'success' | 'generating' | 'fail',
+    recordInfos: 0,
+    /** Delay of recordInfo answers (their state is read after the delay). */
+    delayMs: 0,
+  };
+  let base = '';
+  const send = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
+    res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const url = new URL(req.url ?? '/', base);
+      if (url.pathname === '/out/result.png') return res.writeHead(200, { 'content-type': 'image/png' }).end(image);
+      if (url.pathname === '/api/v1/jobs/createTask') {
+        const key = req.headers['idempotency-key'] as string | undefined;
+        creates.push({ key, auth: req.headers.authorization, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
+        if (state.mode === 'down') return send(res, 503, { code: 503, msg: 'down for maintenance', data: null, error: 'server_error' });
+        if (state.mode === 'slow-429') return send(res, 429, { code: 429, msg: 'slow down', data: null, error: 'rate_limit_error' }, { 'retry-after': '0' });
+        const id = (key && tasks.has(key) ? key : undefined) ?? `up_${creates.length}`;
+        tasks.set(key ?? id, id);
+        return send(res, 200, { code: 200, msg: 'success', data: { taskId: tasks.get(key ?? id) } });
+      }
+      if (url.pathname === '/api/v1/jobs/recordInfo') {
+        state.recordInfos++;
+        const now = state.taskState;
+        if (state.delayMs > 0) return void setTimeout(() => answerRecord(res, url, now), state.delayMs);
+        return answerRecord(res, url, now);
+      }
+      send(res, 404, { code: 404, msg: 'no route', data: null, error: 'not_found' });
+    });
+  });
+  /** recordInfo as it was when the request arrived. */
+  function answerRecord(res: http.ServerResponse, url: URL, taskState: typeof state.taskState) {
+    const data: Record<string, unknown> = { taskId: url.searchParams.get('taskId'), state: taskState, progress: taskState === 'success' ? 100 : 40 };
+    if (taskState === 'success') data.resultJson = JSON.stringify({ resultUrls: [`${base}/out/result.png`] });
+    if (taskState === 'fail') Object.assign(data, { failCode: 501, failMsg: 'the model gave up', error: { code: 501, message: 'the model gave up', type: 'server_error' } });
+    send(res, 200, { code: 200, msg: 'success', data });
+  }
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  return {
+    url: base,
+    creates,
+    state,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

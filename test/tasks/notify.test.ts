@@ -1,0 +1,101 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { renderImage } from '../../src/backends/local/render.js';
+import { buildApp } from '../../src/http/app.js';
+import { dialects } from '../helpers/db.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { startFakeUpstream } from './fake-upstream.js';
+import { FAST, create, eventually, info, settle } from './support.js';
+
+/** The upstream callback address (issue 8): wakes its task, unguessable, size-limited, says nothing, never logged. */
+describe.each(dialects())('upstream notify address on %s', (dialect) => {
+  let s: TestServer;
+  let fake: Awaited<ReturnType<typeof startFakeUpstream>>;
+  beforeAll(async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'gengate-notify-'));
+    const png = path.join(dir, 'r.png');
+    await renderImage({ format: 'png', prompt: 'notify' }, png);
+    fake = await startFakeUpstream(png);
+    fake.state.mode = 'ok';
+    fake.state.taskState = 'generating';
+    const catalog = path.join(dir, 'catalog.json');
+    writeFileSync(catalog, JSON.stringify({ models: { 'nano-banana-2': { routes: [{ backend: 'same-api', base_url: fake.url, key_env: 'UP_KEY' }] } } }));
+    s = await startServer(dialect, {
+      ...FAST, GENGATE_CATALOG: catalog, UP_KEY: 'k', ALLOW_PRIVATE_NETWORK: 'true', UPSTREAM_WEBHOOKS: 'true',
+      UPSTREAM_POLL_MS: '600000', PUBLIC_BASE_URL: 'https://gengate.example.com',
+    });
+    s.services.engine.start();
+  });
+  afterAll(async () => {
+    await s.close();
+    await fake.close();
+  });
+  const notify = (token: string, body: string = '{}', type = 'application/json') =>
+    fetch(`${s.url}/upstream/v1/notify/${token}`, { method: 'POST', body, headers: { 'content-type': type } });
+
+  it('gives the upstream a per-task address; a notice there finishes the task without waiting for the next poll', async () => {
+    const a = await s.account(1);
+    const id = await create(s, a.key, 'nano-banana-2', { prompt: 'an owl' });
+    // Handed off; the next poll is 10 minutes away.
+    await eventually(async () => (await info(s, a.key, id)).state === 'queuing');
+    const sent = fake.creates.find((c) => c.key === `gengate-${id}`)!;
+    const m = /^https:\/\/gengate\.example\.com\/upstream\/v1\/notify\/([A-Za-z0-9_-]{32})$/.exec(sent.body.callBackUrl);
+    expect(m).not.toBeNull();
+    const token = m![1]!;
+    const polls = fake.state.recordInfos;
+    fake.state.taskState = 'success';
+
+    // Unknown and malformed tokens: 404, and nothing is woken.
+    for (const bad of [token.replace(/^./, (c) => (c === 'A' ? 'B' : 'A')), 'short', `${token}x`.repeat(3)]) {
+      const r = await notify(bad);
+      expect(r.status).toBe(404);
+      expect(await r.text()).not.toContain(id);
+    }
+    expect((await fetch(`${s.url}/upstream/v1/notify/${token}`)).status).toBe(404);
+    const big = await notify(token, 'x'.repeat(300 * 1024), 'text/plain');
+    expect(big.status).toBe(413);
+    expect(fake.state.recordInfos).toBe(polls);
+    expect((await info(s, a.key, id)).state).toBe('queuing');
+
+    // Any body type; the answer carries nothing about the task.
+    const ok = await notify(token, 'status=COMPLETED', 'application/x-www-form-urlencoded');
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ code: 200, msg: 'success', data: null });
+    expect((await settle(s, a.key, id, 10_000)).state).toBe('success');
+    // A repeated notice for a finished task changes nothing.
+    expect((await notify(token)).status).toBe(200);
+    expect((await info(s, a.key, id)).state).toBe('success');
+  });
+
+  it('a notice that arrives while a step is asking the upstream is not lost', async () => {
+    fake.state.taskState = 'generating';
+    const a = await s.account(1);
+    const id = await create(s, a.key, 'nano-banana-2', { prompt: 'a crane' });
+    await eventually(async () => (await info(s, a.key, id)).state === 'queuing');
+    const token = /notify\/([A-Za-z0-9_-]+)$/.exec(fake.creates.find((c) => c.key === `gengate-${id}`)!.body.callBackUrl)![1]!;
+    fake.state.delayMs = 400;
+    const polls = fake.state.recordInfos;
+    expect((await notify(token)).status).toBe(200); // the upstream reports progress: a step starts and waits on recordInfo
+    await eventually(async () => fake.state.recordInfos > polls);
+    fake.state.taskState = 'success';
+    expect((await notify(token)).status).toBe(200); // done, while that step is still waiting for its answer
+    expect((await settle(s, a.key, id, 8_000)).state).toBe('success');
+    fake.state.delayMs = 0;
+  });
+
+  it('never writes the token to the request log', async () => {
+    const lines: string[] = [];
+    const stream = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) });
+    const app = buildApp({ ...s.services, config: { ...s.config, LOG_LEVEL: 'info' } }, { logStream: stream });
+    await app.ready();
+    const token = 'Z'.repeat(32);
+    const r = await app.inject({ method: 'POST', url: `/upstream/v1/notify/${token}`, payload: '{}', headers: { 'content-type': 'application/json' } });
+    expect(r.statusCode).toBe(404);
+    await app.close();
+    await eventually(async () => lines.some((l) => l.includes('/upstream/v1/notify/[redacted]')), 5_000);
+    expect(lines.join('')).not.toContain(token);
+  });
+});
