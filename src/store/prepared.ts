@@ -87,6 +87,11 @@ async function runShaped<DBT>(executor: Kysely<DBT>, shape: string, values: read
   return executor.executeQuery({ ...c.compiled, parameters: c.bind(values) });
 }
 
+/** True for values bound as plain parameters; anything else (an SQL expression such as `sql\`...\``) is part of the statement's text. */
+function plain(v: unknown): boolean {
+  return v === null || typeof v !== 'object' || Buffer.isBuffer(v) || v instanceof Date;
+}
+
 /** The columns of a row object that carry a value (Kysely leaves out undefined values; so does this). */
 function columnsOf(row: object): string[] {
   return Object.keys(row).filter((col) => (row as Record<string, unknown>)[col] !== undefined);
@@ -96,6 +101,10 @@ function columnsOf(row: object): string[] {
 export async function insertRow<DBT, T extends keyof DBT & string>(executor: Kysely<DBT>, table: T, row: Insertable<DBT[T]>): Promise<void> {
   const cols = columnsOf(row);
   const values = cols.map((col) => (row as Record<string, unknown>)[col]);
+  if (!values.every(plain)) {
+    await executor.insertInto(table).values(row as never).execute();
+    return;
+  }
   await runShaped(executor, `insert\u0000${table}\u0000${cols.join(',')}`, values, (ph) =>
     executor.insertInto(table).values(Object.fromEntries(cols.map((col, i) => [col, ph[i]])) as never),
   );
@@ -114,9 +123,15 @@ export async function updateWhere<DBT, T extends keyof DBT & string>(
   const setCols = columnsOf(set);
   const whereCols = Object.keys(where);
   const values = [...setCols.map((col) => (set as Record<string, unknown>)[col]), ...whereCols.map((col) => where[col])];
+  const untyped = executor as unknown as Kysely<Record<string, Record<string, unknown>>>;
+  if (!values.every(plain)) {
+    // An expression in the patch is SQL text, not a value: built and compiled for this call only.
+    let q = untyped.updateTable(table as string).set(set as Record<string, unknown>);
+    for (const col of whereCols) q = q.where(col, '=', where[col]);
+    return Number((await q.executeTakeFirst()).numUpdatedRows);
+  }
   const res = await runShaped(executor, `update\u0000${table}\u0000${setCols.join(',')}\u0000${whereCols.join(',')}`, values, (ph) => {
     // The generic table type defeats Kysely's typing of set() and where(); the shapes are checked by the callers' types.
-    const untyped = executor as unknown as Kysely<Record<string, Record<string, unknown>>>;
     let q = untyped.updateTable(table as string).set(Object.fromEntries(setCols.map((col, i) => [col, ph[i]])));
     whereCols.forEach((col, i) => {
       q = q.where(col, '=', ph[setCols.length + i]);

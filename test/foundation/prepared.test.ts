@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
-import { insertRow, prepared } from '../../src/store/prepared.js';
+import { insertRow, prepared, updateWhere } from '../../src/store/prepared.js';
 import type { DB } from '../../src/store/schema.js';
 import { createTestDb, dialects, type TestDb } from '../helpers/db.js';
 
@@ -46,6 +46,14 @@ describe.each(dialects())('prepared statements on %s', (dialect) => {
     });
     expect(await names()).toEqual(['a1=first', 'a2=kept', 'a3=third']);
     expect((await renameStatement(database.db, 'nobody', 'x')).rows).toEqual([]);
+  });
+
+  it('updates by shape and still takes an SQL expression in the patch', async () => {
+    expect(await updateWhere(database.db, 'accounts', { name: 'by shape' }, { id: 'a3', status: 'active' })).toBe(1);
+    expect(await updateWhere(database.db, 'accounts', { name: 'nobody' }, { id: 'a3', status: 'disabled' })).toBe(0);
+    const expr = sql<string>`name || ${' (expr)'}` as unknown as string;
+    expect(await updateWhere(database.db, 'accounts', { name: expr }, { id: 'a3' })).toBe(1);
+    expect(await names()).toContain('a3=by shape (expr)');
   });
 
   it('refuses a statement that does not use every argument', () => {
