@@ -42,4 +42,30 @@ describe('logs', () => {
     expect(lines.filter((l) => l.requestId === 'log-test-1')).toHaveLength(1);
     expect(lines.find((l) => l.msg === 'handler saw a key')).toMatchObject({ apiKey: '[redacted]', headers: { authorization: '[redacted]' } });
   });
+
+  it('writes the request line in pino\'s own shape, escaped, and only when info lines are on', async () => {
+    const app = buildApp(services, { logStream: stream });
+    await app.ready();
+    lines.length = 0;
+    await app.inject({ url: '/api/v1/odd/"quote"/\\back/ünï', headers: { 'x-request-id': 'log-test-2' } });
+    await app.close();
+    const request = lines.find((l) => l.requestId === 'log-test-2')!;
+    expect(request).toMatchObject({ level: 30, pid: process.pid, msg: 'request', method: 'GET', status: 404 });
+    expect(typeof request.time).toBe('number');
+    expect(typeof request.hostname).toBe('string');
+    expect(String(request.url)).toContain('/api/v1/odd/');
+    const handlerLine = lines.find((l) => l.msg !== 'request');
+    if (handlerLine) expect(Object.keys(handlerLine).slice(0, 4)).toEqual(['level', 'time', 'pid', 'hostname']);
+
+    const quiet = await buildServices(loadConfig({ DATABASE_URL: db.url, DATA_DIR: db.dir, LOG_LEVEL: 'warn' }));
+    const quietLines: string[] = [];
+    const quietStream = new PassThrough();
+    quietStream.on('data', (d: Buffer) => quietLines.push(d.toString()));
+    const quietApp = buildApp(quiet, { logStream: quietStream });
+    await quietApp.ready();
+    await quietApp.inject({ url: '/api/v1/nothing' });
+    await quietApp.close();
+    await quiet.close();
+    expect(quietLines.join('')).toBe('');
+  });
 });
