@@ -1,6 +1,6 @@
 import type { BackendJob, FailKind } from '../types.js';
 import type { JsonResponse } from '../upstream/http.js';
-import { applyMap, kindFromText, num, obj, present, str, strings } from '../upstream/util.js';
+import { applyMap, kindFromText, num, obj, present, someStrings, str } from '../upstream/util.js';
 
 /**
  * Input mapping from GenGate's normalised input to a fal model's input (docs/backends.md "fal").
@@ -9,10 +9,6 @@ import { applyMap, kindFromText, num, obj, present, str, strings } from '../upst
  */
 export function falInput(job: BackendJob, map: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> {
   const input = job.input;
-  const list = (v: unknown) => {
-    const l = strings(v);
-    return l.length > 0 ? l : undefined;
-  };
   const duration = num(input.duration);
   const fields = present({
     prompt: str(input.prompt),
@@ -20,10 +16,10 @@ export function falInput(job: BackendJob, map: Readonly<Record<string, unknown>>
     image_url: str(input.first_frame_url),
     end_image_url: str(input.last_frame_url),
     // Photos to edit (image models) are fal's image_urls; reference photos of a video are kept apart.
-    image_urls: list(input.image_input),
-    reference_image_urls: list(input.image_urls),
-    reference_video_urls: list(input.video_urls),
-    reference_audio_urls: list(input.audio_urls),
+    image_urls: someStrings(input.image_input),
+    reference_image_urls: someStrings(input.image_urls),
+    reference_video_urls: someStrings(input.video_urls),
+    reference_audio_urls: someStrings(input.audio_urls),
     resolution: str(input.resolution),
     aspect_ratio: str(input.aspect_ratio),
     // fal's video endpoints take the length as a string enum ("5", "10"); automatic length is left to the model.

@@ -1,6 +1,6 @@
 import type { BackendJob, FailKind } from '../types.js';
 import type { JsonResponse } from '../upstream/http.js';
-import { applyMap, kindFromText, num, obj, present, str, strings } from '../upstream/util.js';
+import { applyMap, kindFromText, num, obj, present, someStrings, str } from '../upstream/util.js';
 
 /**
  * Input mapping from GenGate's normalised input to a Replicate model's input (docs/backends.md
@@ -9,20 +9,16 @@ import { applyMap, kindFromText, num, obj, present, str, strings } from '../upst
  */
 export function replicateInput(job: BackendJob, map: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> {
   const input = job.input;
-  const list = (v: unknown) => {
-    const l = strings(v);
-    return l.length > 0 ? l : undefined;
-  };
   const duration = num(input.duration);
   const fields = present({
     prompt: str(input.prompt),
     negative_prompt: str(input.negative_prompt),
     image: str(input.first_frame_url),
     last_frame_image: str(input.last_frame_url),
-    image_input: list(input.image_input),
-    reference_images: list(input.image_urls),
-    reference_videos: list(input.video_urls),
-    reference_audios: list(input.audio_urls),
+    image_input: someStrings(input.image_input),
+    reference_images: someStrings(input.image_urls),
+    reference_videos: someStrings(input.video_urls),
+    reference_audios: someStrings(input.audio_urls),
     resolution: str(input.resolution),
     aspect_ratio: str(input.aspect_ratio),
     // Replicate's video models take whole seconds; automatic length is left to the model's default.

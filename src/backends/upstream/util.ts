@@ -14,6 +14,11 @@ export const num = (v: unknown): number | undefined => (typeof v === 'number' &&
 export const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 /** A list of strings (a lone string becomes a list of one). */
 export const strings = (v: unknown): string[] => (typeof v === 'string' ? [v] : Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+/** The strings of a link list, or undefined when there are none (so `present` leaves the field out). */
+export const someStrings = (v: unknown): string[] | undefined => {
+  const list = strings(v);
+  return list.length > 0 ? list : undefined;
+};
 
 /** Words upstreams use when their moderation stops a job; matched case-insensitively in error codes and messages. */
 const MODERATION = /sensitive|nsfw|content[ _-]?polic|moderat|safety[ _-]?(check|filter|system|polic)|unsafe|flagged|risk ?detection|copyright|privacy ?information|real person/i;
