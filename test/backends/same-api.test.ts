@@ -87,6 +87,15 @@ describe('same-API adapter', () => {
     expect(backend.idempotentSubmit).toBe(true);
   });
 
+  it('sends a draft final as a full render of the merged input, without our draft_task_id', async () => {
+    seen.length = 0;
+    handle = () => env({ taskId: 'up_final' });
+    const merged = { prompt: 'a train', resolution: '1080p', duration: 5, draft: false, draft_task_id: 'tk_our_draft', watermark: true };
+    expect(await backend.submit(job(merged, { taskId: 'tk_final', model: 'seedance-2.5', kind: 'video' }))).toBe('up_final');
+    const sent = JSON.parse(seen.find((c) => c.path === '/api/v1/jobs/createTask')!.body.toString());
+    expect(sent.input).toEqual({ prompt: 'a train', resolution: '1080p', duration: 5, draft: false, watermark: true });
+  });
+
   it('after a restart (uploads forgotten) a repeated submit to a GenGate upstream finds the task its key is bound to', async () => {
     const make = () =>
       new SameApiBackend({ name: 'gg', baseUrl: s.url, apiKey: key, upstreamModel: 'nano-banana-2', http: new UpstreamHttp(guard), tmpDir: dir, files: s.services.files });

@@ -36,7 +36,11 @@ export class SameApiBackend implements Backend {
   async submit(job: BackendJob): Promise<string> {
     const { http, baseUrl, tmpDir, files } = this.opts;
     const known = this.uploads.get(job.taskId) ?? new Map<string, string>();
-    const sent = await uploadLinks({ ...job.input }, files, { http, baseUrl, headers: this.headers, tmpDir }, known);
+    // A draft final arrives merged with its draft (prompt, media, final resolution). Its
+    // draft_task_id names a draft of this GenGate, unknown upstream, so the final is sent as a
+    // full render of the merged input (docs/backends.md: what that costs the operator).
+    const { draft_task_id: _ownDraft, ...input } = job.input;
+    const sent = await uploadLinks(input, files, { http, baseUrl, headers: this.headers, tmpDir }, known);
     this.remember(job.taskId, known);
     const body = {
       model: this.opts.upstreamModel,
