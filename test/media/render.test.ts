@@ -144,6 +144,15 @@ describe('renderTracks', () => {
   it('repeats for the same seed, and different seeds differ', async () => {
     await expectSeedDecides((seed, file) => renderTracks({ seconds: 1, seed }, [file, `${file}.second.mp3`]), tmp);
   });
+
+  it('renders whatever the prompt: the prompts whose tremolo rate once crashed ffmpeg 4.x', async () => {
+    // "a song about the sea" (the README's example) drew 4.99 Hz, where ffmpeg's tremolo filter aborts.
+    for (const [i, prompt] of ['a song about the sea', 'lullaby', 'x', 'rock anthem'].entries()) {
+      const [a, b] = await renderTracks({ seconds: 2, prompt }, [tmp(`p${i}-1.mp3`), tmp(`p${i}-2.mp3`)]);
+      expect((await probe(a.path)).kind).toBe('audio');
+      expect((await probe(b.path)).kind).toBe('audio');
+    }
+  });
 });
 
 describe('renderKey', () => {

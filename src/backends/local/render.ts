@@ -103,7 +103,9 @@ export async function renderTracks(params: TracksRenderParams, dst: readonly [st
   const low = Math.round(196 + random() * 196);
   const high = Math.round(440 + random() * 440);
   const sources = [
-    { input: `sine=f=${low}:sample_rate=44100:d=${seconds}`, filter: `tremolo=f=${(1 + random() * 4).toFixed(2)}:d=0.7` },
+    // A tremolo made with a volume expression: ffmpeg's tremolo filter aborts for about a quarter
+    // of the frequencies in this range on the npm-shipped ffmpeg (4.x), e.g. 4.99 Hz.
+    { input: `sine=f=${low}:sample_rate=44100:d=${seconds}`, filter: `volume='0.65+0.35*sin(2*PI*t*${(1 + random() * 4).toFixed(2)})':eval=frame` },
     { input: `sine=f=${high}:beep_factor=2:sample_rate=44100:d=${seconds}`, filter: 'volume=0.8' },
   ];
   const rendered = sources.map(async ({ input, filter }, i) => {
