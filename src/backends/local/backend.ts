@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../../clock.js';
 import { lastFrame } from '../../media/index.js';
 import { BackendFailure, type Backend, type BackendJob, type BackendOutput, type BackendStatus, type OutputFile } from '../types.js';
 import { AFTER_WORK, AT_SUBMIT, faultOf } from './faults.js';
 import { effectiveSeed, seededRandom } from './random.js';
+import { writeAtomically } from './output.js';
 import { renderImage, renderKey, renderTracks, renderVideo } from './render.js';
 
 /** Settings of the local backend. */
@@ -82,8 +83,8 @@ export class LocalBackend implements Backend {
       const params = { seconds, seed, prompt };
       const key = renderKey('tracks', params);
       const dst = [path.join(this.options.cacheDir, `${key}-1.mp3`), path.join(this.options.cacheDir, `${key}-2.mp3`)] as const;
-      // Track 2 is the one looked for, so it is moved into place last.
-      await this.once(key, dst[1], () => atomically(dst, (tmp) => renderTracks(params, [tmp[0]!, tmp[1]!])));
+      // Each track lands whole (renderTracks writes atomically); a cache hit needs both.
+      await this.once(key, dst, () => renderTracks(params, dst));
       return { files: dst.map((p) => ({ path: p, mime: 'audio/mpeg' })), durationSeconds: seconds };
     }
     const seconds = this.videoSeconds(job, seed, prompt);
@@ -103,7 +104,7 @@ export class LocalBackend implements Backend {
       durationSeconds: seconds,
     };
     if (input.return_last_frame === true) {
-      const frame = await this.cached('last-frame', params, 'png', (dst) => lastFrame(video, dst));
+      const frame = await this.cached('last-frame', params, 'png', (dst) => writeAtomically(dst, (tmp) => lastFrame(video, tmp)));
       out.lastFrame = { path: frame, mime: 'image/png' };
     }
     return out;
@@ -129,13 +130,17 @@ export class LocalBackend implements Backend {
   /** The cached render of `params`, rendering it first when missing. */
   private async cached(kind: string, params: object, ext: string, render: (dst: string) => Promise<unknown>): Promise<string> {
     const dst = path.join(this.options.cacheDir, `${renderKey(kind, params)}.${ext}`);
-    await this.once(dst, dst, () => atomically([dst], ([tmp]) => render(tmp!)));
+    await this.once(dst, [dst], () => render(dst));
     return dst;
   }
 
-  /** Renders at most once at a time per key in this process; a file already there is reused. */
-  private async once(key: string, probeFile: string, render: () => Promise<unknown>): Promise<void> {
-    if (await exists(probeFile)) return;
+  /**
+   * Renders at most once at a time per key in this process; files already there are reused. Every
+   * renderer writes atomically (temporary name, then rename), so a process killed mid-render leaves
+   * no partial file under a cache name; a render of several files counts only when all are there.
+   */
+  private async once(key: string, files: readonly string[], render: () => Promise<unknown>): Promise<void> {
+    if ((await Promise.all(files.map(exists))).every(Boolean)) return;
     let running = this.inFlight.get(key);
     if (!running) {
       running = (async () => {
@@ -153,22 +158,6 @@ export class LocalBackend implements Backend {
     const file = path.join(this.options.cacheDir, `garbage-${randomBytes(6).toString('hex')}.png`);
     await writeFile(file, randomBytes(512));
     return { files: [{ path: file, mime: 'image/png' }] };
-  }
-}
-
-/**
- * Renders into temporary names beside the destinations and renames them into place in order, so a
- * process killed mid-render (or another process sharing the cache) never finds a partial file
- * under a cache name. Temporary names keep the extension, which tells ffmpeg the format.
- */
-async function atomically(dst: readonly string[], render: (tmp: string[]) => Promise<unknown>): Promise<void> {
-  const tag = randomBytes(6).toString('hex');
-  const tmp = dst.map((d) => path.join(path.dirname(d), `part-${tag}-${path.basename(d)}`));
-  try {
-    await render(tmp);
-    for (const [i, t] of tmp.entries()) await rename(t, dst[i]!);
-  } finally {
-    await Promise.all(tmp.map((t) => rm(t, { force: true })));
   }
 }
 
