@@ -1,13 +1,12 @@
 import { BackendFailure, type Backend, type BackendJob, type BackendOutput, type BackendStatus } from '../types.js';
 import type { JsonResponse } from '../upstream/http.js';
 import type { UpstreamOptions } from '../upstream/types.js';
-import { checkMap, fetchAll, obj, str, transient } from '../upstream/util.js';
+import { checkMap, fetchOutputs, obj, str, transient } from '../upstream/util.js';
 import { falFailure, falInput, outputUrls } from './input.js';
 
 /** fal's queue host. */
 export const DEFAULT_BASE_URL = 'https://queue.fal.run';
 
-const FALLBACK_MIME = { image: 'image/png', video: 'video/mp4', music: 'audio/mpeg' } as const;
 
 /** The owner/app part of a model id ("fal-ai/bytedance/seedance/v1/pro/image-to-video" → "fal-ai/bytedance"): status, result and cancel live under it. */
 export function appOf(model: string): string {
@@ -104,11 +103,7 @@ export function createFalBackend(opts: UpstreamOptions): Backend {
       const res = await http.json('GET', requestUrl(ref), { headers: auth });
       if (res.status < 200 || res.status > 299) throw failureOf(res, `fal result of ${parse(ref).id}`);
       if (res.data === undefined) throw new Error(`fal result of ${parse(ref).id}: unreadable answer: ${res.text.slice(0, 200)}`);
-      const urls = outputUrls(res.data);
-      if (urls.length === 0) throw new BackendFailure('generation', 'fal finished the request without any file');
-      const wanted = job.kind === 'music' ? urls.slice(0, 2) : urls.slice(0, 1);
-      const items = wanted.map((url, i) => ({ url, label: `${job.taskId}-${i + 1}`, mime: FALLBACK_MIME[job.kind] }));
-      return { files: await fetchAll(http, items, opts.tmpDir) };
+      return { files: await fetchOutputs(http, job, outputUrls(res.data), opts.tmpDir, 'fal finished the request without any file') };
     },
 
     async cancel(_job, ref) {

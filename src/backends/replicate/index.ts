@@ -1,6 +1,6 @@
 import { BackendFailure, type Backend, type BackendJob, type BackendOutput, type BackendStatus } from '../types.js';
 import type { UpstreamOptions } from '../upstream/types.js';
-import { checkMap, fetchAll, obj, str, transient } from '../upstream/util.js';
+import { checkMap, fetchOutputs, obj, str, transient } from '../upstream/util.js';
 import { createRefusal, kindOfPredictionError, outputLinks, replicateInput } from './input.js';
 
 /** Replicate's API host. */
@@ -12,7 +12,6 @@ export const DEFAULT_BASE_URL = 'https://api.replicate.com';
  * stopped by Replicate itself even if our cancel call is lost.
  */
 const CANCEL_AFTER = '20m';
-const FALLBACK_MIME = { image: 'image/png', video: 'video/mp4', music: 'audio/mpeg' } as const;
 
 /** Where a create goes: "owner/name" → the model's predictions; "owner/name:version" or a bare version id → /v1/predictions. */
 function createTarget(model: string): { path: string; version?: string } {
@@ -92,11 +91,7 @@ export function createReplicateBackend(opts: UpstreamOptions): Backend {
       const p = await getPrediction(ref);
       if (p.status !== 'succeeded') throw new Error(`Replicate prediction ${ref} is ${String(p.status)}, not succeeded`);
       if (p.data_removed === true) throw new BackendFailure('generation', 'Replicate removed the prediction’s files before they could be copied');
-      const links = outputLinks(p.output);
-      if (links.length === 0) throw new BackendFailure('generation', 'Replicate finished the prediction without any file');
-      const wanted = job.kind === 'music' ? links.slice(0, 2) : links.slice(0, 1);
-      const items = wanted.map((url, i) => ({ url, label: `${job.taskId}-${i + 1}`, mime: FALLBACK_MIME[job.kind] }));
-      return { files: await fetchAll(http, items, opts.tmpDir) };
+      return { files: await fetchOutputs(http, job, outputLinks(p.output), opts.tmpDir, 'Replicate finished the prediction without any file') };
     },
 
     async cancel(_job, ref) {

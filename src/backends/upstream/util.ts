@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../../config.js';
 import { NetError } from '../../net/index.js';
-import { BackendFailure, type FailKind, type OutputFile } from '../types.js';
+import { BackendFailure, type BackendJob, type FailKind, type OutputFile } from '../types.js';
 import type { UpstreamHttp } from './http.js';
 
 /** A string field of an object, else undefined. */
@@ -106,6 +106,19 @@ export async function fetchAll(
     await Promise.all(done.map((f) => rm(f.path, { force: true })));
     throw e;
   }
+}
+
+/** The type a result is stored as when the upstream names none; the engine sniffs the real one anyway. */
+const FALLBACK_MIME = { image: 'image/png', video: 'video/mp4', music: 'audio/mpeg' } as const;
+
+/**
+ * Downloads the files a finished upstream job lists: the two tracks of a song, else the first file.
+ * No file at all is a definite failure (`emptyMessage` says it in the provider's words).
+ */
+export async function fetchOutputs(http: UpstreamHttp, job: BackendJob, links: readonly string[], tmpDir: string, emptyMessage: string): Promise<OutputFile[]> {
+  if (links.length === 0) throw new BackendFailure('generation', emptyMessage);
+  const wanted = job.kind === 'music' ? links.slice(0, 2) : links.slice(0, 1);
+  return fetchAll(http, wanted.map((url, i) => ({ url, label: `${job.taskId}-${i + 1}`, mime: FALLBACK_MIME[job.kind] })), tmpDir);
 }
 
 /** The message of a plain error from a progress/results call: includes the status and a short body excerpt. */
