@@ -20,7 +20,8 @@ function fail(e: unknown): never {
 async function run(fn: (s: Services) => Promise<void>): Promise<void> {
   let services: Services | undefined;
   try {
-    services = await buildServices(loadConfig());
+    // Operator commands run no engine: the upstream routes (and their credential settings) are not needed.
+    services = await buildServices(loadConfig(), { upstreams: false });
     await fn(services);
   } catch (e) {
     await services?.close().catch(() => {});

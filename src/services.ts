@@ -58,7 +58,8 @@ export interface Services {
 /** The one place that picks implementations (database dialect, clock, ...) and runs migrations. */
 export async function buildServices(
   config: Config,
-  opts: { clock?: Clock; backends?: Record<string, Backend>; blobs?: BlobStore } = {},
+  /** `upstreams: false` leaves the catalog's upstream routes unbuilt (operator commands run no engine, so they need no provider credentials). */
+  opts: { clock?: Clock; backends?: Record<string, Backend>; blobs?: BlobStore; upstreams?: boolean } = {},
 ): Promise<Services> {
   const clock = opts.clock ?? systemClock;
   const fileCatalog = loadCatalog(config); // before the database: a bad catalog file stops the start at once
@@ -95,13 +96,13 @@ export async function buildServices(
   const guard = new NetGuard({ allowPrivate: config.ALLOW_PRIVATE_NETWORK });
   const moderate = contentCheck(buildModerator(config, guard, files));
   const tasks = new Tasks(database, ledger, catalog, clock, facts, files, config, { checkUrl: callbackUrlCheck(guard), moderate });
-  let routeBackends: Map<string, Backend>;
+  let routeBackends = new Map<string, Backend>();
   try {
     const tmpDir = path.join(config.DATA_DIR, 'upstream-tmp');
     mkdirSync(tmpDir, { recursive: true });
     void sweepUpstreamTmp(tmpDir, Date.now());
     const http = new UpstreamHttp(guard, { timeoutMs: Math.min(30_000, config.BACKEND_CALL_TIMEOUT_MS) });
-    routeBackends = buildRouteBackends(fileCatalog, { secrets: config.secrets, http, files, tmpDir, kinds: BACKEND_KINDS_BUILT }, config.GENGATE_CATALOG ? `GENGATE_CATALOG ${config.GENGATE_CATALOG}` : 'catalog');
+    if (opts.upstreams !== false) routeBackends = buildRouteBackends(fileCatalog, { secrets: config.secrets, http, files, tmpDir, kinds: BACKEND_KINDS_BUILT }, config.GENGATE_CATALOG ? `GENGATE_CATALOG ${config.GENGATE_CATALOG}` : 'catalog');
   } catch (e) {
     models.stop();
     guard.close();

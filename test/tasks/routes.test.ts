@@ -10,6 +10,7 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import { buildServices } from '../../src/services.js';
 import { createTestDb, dialects } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { gengate } from '../helpers/cli.js';
 import { startFakeUpstream } from './fake-upstream.js';
 import { FAST, MovableClock, create, eventually, expectLedgerInvariant, fetchFile, info, resultUrls, settle, taskEntries } from './support.js';
 
@@ -225,6 +226,13 @@ describe('route credentials', () => {
       expect((err as Error).message).toBe(
         `GENGATE_CATALOG ${file}: models."suno-v6".routes[0].key_env: the setting MISSING_UP_KEY is not set; put the same-api credential in the environment variable MISSING_UP_KEY (or in the GENGATE_CONFIG file)`,
       );
+      // Operator commands (the CLI) build no upstream routes, so they work without the provider's credential.
+      const admin = await buildServices(config, { upstreams: false });
+      expect((await admin.accounts.create('operator', 0)).account.name).toBe('operator');
+      await admin.close();
+      const cli = await gengate(['account', 'list', '--json'], { DATA_DIR: db.dir, DATABASE_URL: db.url, GENGATE_CATALOG: file });
+      expect(cli.code, cli.stderr).toBe(0);
+      expect(JSON.parse(cli.stdout).accounts.map((a: { name: string }) => a.name)).toEqual(['operator']);
       expect(loadConfig({ DATA_DIR: db.dir, MISSING_UP_KEY: 'k', PATH_X: 'no' }).secrets).toEqual({ MISSING_UP_KEY: 'k' });
       const settings = path.join(scratch, 'settings.json');
       writeFileSync(settings, JSON.stringify({ FILE_UP_TOKEN: 'from-file', BOTH_KEY: 'file' }));
