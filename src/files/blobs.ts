@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs';
-import { copyFile, constants, mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, constants, link, mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -13,7 +13,11 @@ export interface SignedLinkOptions {
 
 /** Where stored file bytes live; chosen in buildServices (disk, or S3 when S3_BUCKET is set). Keys are plain relative names. */
 export interface BlobStore {
-  /** Stores a copy of the local file `src` under `key`; with `move` the file may be taken over instead of copied. */
+  /**
+   * Stores the bytes of the local file `src` under `key`; with `move` the file may be taken over. The
+   * store may share `src`'s bytes (a hard link) rather than copy them: callers never change a file
+   * in place after handing it over (renders and downloads are written to a new name, then renamed).
+   */
   putFile(key: string, src: string, opts?: { move?: boolean }): Promise<void>;
   putBytes(key: string, bytes: Buffer): Promise<void>;
   /** A stream of the bytes [start, end] (inclusive), or of all of them. */
@@ -51,7 +55,9 @@ export class DiskBlobStore implements BlobStore {
     // A move within one file system is a rename: a 200 MB upload is written to disk once, not twice.
     const dst = this.file(key);
     const moved = opts.move ? await mkdir(path.dirname(dst), { recursive: true }).then(() => rename(src, dst)).then(() => true, () => false) : false;
-    if (!moved) await this.write(key, (tmp) => copyFile(src, tmp, constants.COPYFILE_FICLONE));
+    // Otherwise a hard link (no bytes copied: a cached render becomes a result at no cost), and a
+    // copy where links are not possible (another file system, or a file system without them).
+    if (!moved) await this.write(key, (tmp) => link(src, tmp).catch(() => copyFile(src, tmp, constants.COPYFILE_FICLONE)));
   }
 
   async putBytes(key: string, bytes: Buffer): Promise<void> {
