@@ -100,6 +100,10 @@ function lockKey(name: string): bigint {
 
 function openPostgres(url: string, poolSize: number): Database {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  // An idle connection the server ends (restart, failover, an administrator, a dropped database)
+  // is reported on the pool; without a listener that report would crash the process. The pool
+  // discards the connection and opens a new one when next needed.
+  pool.on('error', () => {});
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   registerDialect(db, 'postgres');
   return {
