@@ -6,6 +6,7 @@ import pg from 'pg';
 import type { DB } from './schema.js';
 import { registerDialect, registerFastReader } from './prepared.js';
 import { startCheckpointer } from './checkpointer.js';
+import { groupCommit } from './group-commit.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -13,7 +14,10 @@ export type Dialect = 'sqlite' | 'postgres';
 export interface Database {
   db: Kysely<DB>;
   dialect: Dialect;
-  /** Runs fn in one transaction (SQLite: BEGIN IMMEDIATE, so a read-then-write never works on a stale snapshot). */
+  /**
+   * Runs fn in one transaction (SQLite: BEGIN IMMEDIATE, so a read-then-write never works on a stale
+   * snapshot; callers of one event-loop turn share a commit, each in its own savepoint: group-commit.ts).
+   */
   tx<T>(fn: (trx: Kysely<DB>) => Promise<T>): Promise<T>;
   /** Inside tx: serialises callers on `name` until the transaction ends (PostgreSQL advisory lock; SQLite already holds the write lock). */
   lock(trx: Kysely<DB>, name: string): Promise<void>;
@@ -59,6 +63,7 @@ function openSqlite(file: string): Database {
   conn.pragma('synchronous = NORMAL');
   conn.pragma('busy_timeout = 10000');
   conn.pragma('foreign_keys = ON');
+  conn.pragma('temp_store = MEMORY');
   // Checkpoints run on a worker thread; SQLite's own, on this connection, only past ~80 MB of WAL.
   const checkpointer = file === ':memory:' ? undefined : startCheckpointer(file);
   if (checkpointer) conn.pragma('wal_autocheckpoint = 20000');
@@ -69,19 +74,7 @@ function openSqlite(file: string): Database {
   return {
     db,
     dialect: 'sqlite',
-    tx: (fn) =>
-      db.connection().execute(async (c) => {
-        registerDialect(c, 'sqlite');
-        await sql`begin immediate`.execute(c);
-        try {
-          const result = await fn(c);
-          await sql`commit`.execute(c);
-          return result;
-        } catch (e) {
-          await sql`rollback`.execute(c);
-          throw e;
-        }
-      }),
+    tx: groupCommit(db, conn, (c) => registerDialect(c, 'sqlite')),
     lock: async () => {},
     close: async () => {
       await checkpointer?.stop();

@@ -1,32 +1,49 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { randomId } from '../ids.js';
 import { dialectOf, prepared } from '../store/prepared.js';
 import type { DB } from '../store/schema.js';
 import { WorkLoop, type WorkLog } from '../store/work-loop.js';
-import { ACTIVE_STATES } from './states.js';
+import { ACTIVE_STATE_SQL } from '../store/migrations/006_active_due.js';
 import { stepTask } from './step.js';
 import { sweepExpired } from './sweep.js';
 import { updateHeld, type EngineDeps, type TaskWork } from './work.js';
 
 /** The little of a logger the engine uses (pino's app.log fits). */
 export type EngineLog = WorkLog;
-/** Leases due tasks (oldest due first) that nobody holds a live lease on; SKIP LOCKED on PostgreSQL so workers do not queue behind each other. */
-const claimStatement = prepared(4, (trx: Kysely<DB>, now, limit, lockedUntil, workerId) => {
+/**
+ * Leases due tasks (oldest due first) that nobody holds a live lease on; SKIP LOCKED on PostgreSQL so
+ * workers do not queue behind each other. The claim reads the partial index tasks_active_due
+ * (migration 006) in `run_at` order and stops after `limit` free rows, so its cost does not grow
+ * with the backlog. Its state test is the index's own literal predicate; SQLite's planner still
+ * prefers an index on `state` and then sorts every due task, so there the index is named (INDEXED BY).
+ */
+export function claimQuery(trx: Kysely<DB>, now: unknown, limit: unknown, lockedUntil: unknown, workerId: string) {
   let due = trx
     .selectFrom('tasks')
     .select('seq')
-    .where('state', 'in', ACTIVE_STATES)
+    .where(sql<boolean>`${sql.raw(ACTIVE_STATE_SQL)}`)
     .where('run_at', '<=', now as unknown as number)
     .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now as unknown as number)]))
     .orderBy('run_at')
     .limit(limit as unknown as number);
-  if (dialectOf(trx) === 'postgres') due = due.forUpdate().skipLocked();
-  return trx
+  const postgres = dialectOf(trx) === 'postgres';
+  if (postgres) due = due.forUpdate().skipLocked();
+  const claim = trx
     .updateTable('tasks')
     .set({ locked_until: lockedUntil as unknown as number, locked_by: workerId })
     .where('seq', 'in', due)
     .returningAll();
-});
+  return postgres ? claim : { compile: () => indexedBy(claim.compile(), 'tasks_active_due') };
+}
+
+const claimStatement = prepared(4, claimQuery);
+
+/** The compiled claim with SQLite's INDEXED BY after the subquery's table. */
+function indexedBy<C extends { sql: string }>(compiled: C, index: string): C {
+  const from = 'from "tasks" where';
+  if (!compiled.sql.includes(from)) throw new Error(`the engine's claim no longer reads ${from}: ${compiled.sql}`);
+  return { ...compiled, sql: compiled.sql.replace(from, `from "tasks" indexed by "${index}" where`) };
+}
 
 /** How often (by the engine's clock) expired files are looked for. */
 const SWEEP_EVERY_MS = 10_000;
