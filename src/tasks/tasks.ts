@@ -10,6 +10,7 @@ import type { Database } from '../store/db.js';
 import { precompile } from '../store/prepared.js';
 import type { CallbacksTable, TaskState } from '../store/schema.js';
 import { createTask, type CreateDeps, type Created } from './create.js';
+import { FinalViews, unchangedUntil } from './final-views.js';
 import { TASK_VIEW_COLUMNS, taskView, type TaskRow, type ViewOptions } from './view.js';
 
 /** In-process signals: `created` wakes the local engine; `finished` (taskId) is the hook for callback delivery (issue 6). */
@@ -25,7 +26,9 @@ export interface ListQuery {
 export class Tasks {
   readonly signals = new TaskSignals();
   private readonly findTask;
+  private readonly findCallback;
   private readonly view: ViewOptions;
+  private readonly finals = new FinalViews();
 
   constructor(
     private readonly database: Database,
@@ -40,8 +43,9 @@ export class Tasks {
   ) {
     const { db } = database;
     this.findTask = precompile(db, 2, (id, account) =>
-      db.selectFrom('tasks').select(TASK_VIEW_COLUMNS).where('id', '=', id).where('account_id', '=', account),
+      db.selectFrom('tasks').select([...TASK_VIEW_COLUMNS, 'files_expire_at']).where('id', '=', id).where('account_id', '=', account),
     );
+    this.findCallback = precompile(db, 1, (id) => db.selectFrom('callbacks').selectAll().where('task_id', '=', id));
     this.view = { usdRubRate: config.USD_RUB_RATE, fileUrl: (id, name) => files.url(id, name) };
   }
 
@@ -67,11 +71,22 @@ export class Tasks {
   }
 
   /** One task of the account as the SPEC Task; 404 when it is not the account's. */
-  async get(accountId: string, taskId: string) {
-    const [row] = await this.findTask(taskId, accountId);
-    if (!row) throw Errors.taskNotFound(taskId);
-    const callbacks = row.callback_url ? await this.callbacks([row.id]) : new Map<string, CallbacksTable>();
-    return taskView(row as TaskRow, callbacks.get(row.id) ?? null, this.view);
+  async get(accountId: string, taskId: string): Promise<Record<string, unknown>> {
+    return JSON.parse(await this.viewJson(accountId, taskId)) as Record<string, unknown>;
+  }
+
+  /** The same as JSON text (what recordInfo sends); a finished task that can no longer change comes from memory. */
+  async viewJson(accountId: string, taskId: string): Promise<string> {
+    const now = this.clock.now();
+    const kept = this.finals.get(taskId, accountId, now);
+    if (kept !== undefined) return kept;
+    const [found] = await this.findTask(taskId, accountId);
+    if (!found) throw Errors.taskNotFound(taskId);
+    const row = found as unknown as TaskRow & { files_expire_at: number | null };
+    const callback = row.callback_url ? ((await this.findCallback(row.id))[0] ?? null) : null;
+    const json = JSON.stringify(taskView(row, callback, this.view));
+    this.finals.put(taskId, accountId, json, unchangedUntil(row, callback), now);
+    return json;
   }
 
   /** Newest first, keyset-paged by the task sequence number, so equal timestamps never cause gaps or repeats. */

@@ -17,11 +17,13 @@ export function registerTaskRoutes(app: FastifyInstance, services: Services) {
     return ok({ taskId: created.taskId, task_id: created.taskId, status: 'submitted' });
   });
 
-  app.get('/api/v1/jobs/recordInfo', { preHandler: requireKey(services, 'tasks:read') }, async (req) => {
+  app.get('/api/v1/jobs/recordInfo', { preHandler: requireKey(services, 'tasks:read') }, async (req, reply) => {
     const taskId = (req.query as Record<string, unknown>).taskId;
     if (taskId === undefined || taskId === '') throw Errors.missingField('taskId', 'pass ?taskId=<the taskId createTask returned>');
     if (typeof taskId !== 'string') throw Errors.invalid(`taskId must be given once (got ${JSON.stringify(taskId)})`);
-    return ok(await tasks.get(principalOf(req).accountId, taskId));
+    // The view is JSON text already (often kept from an earlier read): sent in the envelope as is.
+    const json = await tasks.viewJson(principalOf(req).accountId, taskId);
+    return reply.type('application/json; charset=utf-8').send(`{"code":200,"msg":"success","data":${json}}`);
   });
 
   app.get('/api/v1/jobs/list', { preHandler: requireKey(services, 'tasks:read') }, async (req) => {
