@@ -91,6 +91,36 @@ function lockKey(name: string): bigint {
   return h;
 }
 
+/**
+ * Precompiled reads as named prepared statements: PostgreSQL parses and plans each once per
+ * connection instead of on every call (server CPU, which shares the machine with us). A statement
+ * the server no longer accepts as prepared (the schema changed under it: a newer process migrated)
+ * is run unnamed once and prepared again under a new name on next use.
+ */
+function namedStatements(pool: pg.Pool) {
+  const names = new Map<string, string>();
+  let next = 0;
+  const nameOf = (text: string) => {
+    let name = names.get(text);
+    if (!name) {
+      name = `gg_read_${next++}`;
+      names.set(text, name);
+    }
+    return name;
+  };
+  return async (text: string, values: readonly unknown[]): Promise<unknown[]> => {
+    try {
+      return (await pool.query({ name: nameOf(text), text, values: values as unknown[] })).rows;
+    } catch (e) {
+      const code = (e as { code?: string }).code;
+      // 0A000: "cached plan must not change result type"; 26000: the statement is gone.
+      if (code !== '0A000' && code !== '26000') throw e;
+      names.delete(text);
+      return (await pool.query({ text, values: values as unknown[] })).rows;
+    }
+  };
+}
+
 function openPostgres(url: string, poolSize: number): Database {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
   // An idle connection the server ends (restart, failover, an administrator, a dropped database)
@@ -99,6 +129,7 @@ function openPostgres(url: string, poolSize: number): Database {
   pool.on('error', () => {});
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   registerDialect(db, 'postgres');
+  registerFastReader(db, namedStatements(pool));
   return {
     db,
     dialect: 'postgres',

@@ -1,11 +1,14 @@
 import type { Compilable, Insertable, Kysely, QueryResult, Updateable } from 'kysely';
 
-/** Runs compiled SQL synchronously on a read-only connection (SQLite only); sees committed data. */
-export type FastReader = (sql: string, parameters: readonly unknown[]) => unknown[];
+/**
+ * Runs a compiled SELECT on a side path: on SQLite a read-only connection (synchronous; sees
+ * committed data), on PostgreSQL a named prepared statement on the pool.
+ */
+export type FastReader = (sql: string, parameters: readonly unknown[]) => unknown[] | Promise<unknown[]>;
 
 const fastReaders = new WeakMap<object, FastReader>();
 
-/** Registers a read-only side connection for a database handle (done by openDatabase for SQLite). */
+/** Registers the side path of a database handle's precompiled reads (done by openDatabase). */
 export function registerFastReader(db: Kysely<any>, reader: FastReader): void {
   fastReaders.set(db, reader);
 }
@@ -13,17 +16,18 @@ export function registerFastReader(db: Kysely<any>, reader: FastReader): void {
 /**
  * A query compiled once and then run with new argument values: Kysely otherwise rebuilds and
  * compiles the SQL on every call, which costs more than the query itself on hot read paths
- * (auth, balance). `build` receives placeholders and must use each as a plain parameter value.
- * On SQLite a read through the main handle goes to a read-only WAL connection, so it neither
- * waits for nor sees an open write transaction; inside a transaction (another handle) it runs
- * through Kysely as usual.
+ * (auth, balance, recordInfo). `build` receives placeholders and must use each as a plain
+ * parameter value. A SELECT on the main handle goes to its fast reader: on SQLite a read-only WAL
+ * connection, so it neither waits for nor sees an open write transaction; on PostgreSQL a named
+ * prepared statement, parsed and planned once per connection. Inside a transaction (another
+ * handle) it runs through Kysely as usual.
  */
 export function precompile<R, DBT>(db: Kysely<DBT>, arity: number, build: (...args: string[]) => Compilable<R>) {
   const { compiled, bind } = compileWithSlots(arity, build);
   const fast = compiled.query.kind === 'SelectQueryNode' ? fastReaders.get(db) : undefined;
   return async (...args: unknown[]): Promise<R[]> => {
     const parameters = bind(args);
-    if (fast) return fast(compiled.sql, parameters) as R[];
+    if (fast) return (await fast(compiled.sql, parameters)) as R[];
     const result = await db.executeQuery<R>({ ...compiled, parameters });
     return result.rows;
   };

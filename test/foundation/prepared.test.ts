@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
-import { insertRow, prepared, updateWhere } from '../../src/store/prepared.js';
+import { insertRow, precompile, prepared, updateWhere } from '../../src/store/prepared.js';
 import type { DB } from '../../src/store/schema.js';
 import { createTestDb, dialects, type TestDb } from '../helpers/db.js';
 
@@ -59,5 +59,16 @@ describe.each(dialects())('prepared statements on %s', (dialect) => {
   it('refuses a statement that does not use every argument', () => {
     const bad = prepared(2, (db: Kysely<DB>, id) => db.selectFrom('accounts').select('id').where('id', '=', id).where(sql<boolean>`1 = 1`));
     return expect(bad(database.db, 'a1', 'unused')).rejects.toThrow(/does not use all of its 2 arguments/);
+  });
+
+  it('reads through the fast path with each call’s values, and still reads after the schema changed under a prepared read', async () => {
+    const byId = precompile(database.db, 1, (id) => database.db.selectFrom('accounts').selectAll().where('id', '=', id));
+    expect((await byId('a1')).map((r) => r.id)).toEqual(['a1']);
+    expect((await byId('a2')).map((r) => r.id)).toEqual(['a2']);
+    // What a newer process's migration does while this one runs (PostgreSQL: "cached plan must not change result type").
+    await sql`alter table accounts add column later_column text`.execute(database.db);
+    const [row] = await byId('a1');
+    expect(row).toMatchObject({ id: 'a1', later_column: null });
+    expect((await byId('a2'))[0]).toMatchObject({ id: 'a2', later_column: null });
   });
 });
