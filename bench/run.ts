@@ -20,7 +20,8 @@ interface Target {
   name: string;
   path: string;
   auth: boolean;
-  minRatio: number;
+  /** The issue's minimum; none for a figure shown for information. */
+  minRatio?: number;
   method?: 'GET' | 'POST';
   body?: string;
 }
@@ -33,6 +34,9 @@ const targets: Target[] = [
   { name: 'GET /api/v1/user/balance', path: '/api/v1/user/balance', auth: true, minRatio: 0.5 },
   { name: 'GET /v1/pricing/calculate', path: '/v1/pricing/calculate?model=seedance-2.5&duration=10&reference_video_seconds=4.5', auth: false, minRatio: 0.6 },
   { name: 'GET /api/v1/jobs/recordInfo', path: '/api/v1/jobs/recordInfo?taskId={taskId}', auth: true, minRatio: 0.4 },
+  // For information: the same read of a task whose view can still change (its callback is pending),
+  // so it is read from the database every time, as the polls of a running task are.
+  { name: 'GET /api/v1/jobs/recordInfo (database)', path: '/api/v1/jobs/recordInfo?taskId={pendingTaskId}', auth: true },
   { name: 'POST /api/v1/jobs/createTask', path: '/api/v1/jobs/createTask', auth: true, minRatio: 0.15, method: 'POST', body: CREATE_BODY },
 ];
 
@@ -54,15 +58,20 @@ function median(rs: HttpResult[]): HttpResult {
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'gengate-bench-'));
 const bare = await startProcess(['bench/bare-server.ts'], {}, path.join(dataDir, 'bare.log'));
-const gengate = await startProcess(['src/main.ts', 'serve'], { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', RATE_LIMIT_READ: '1000000000', RATE_LIMIT_WRITE: '1000000000', RATE_LIMIT_PUBLIC: '1000000000' }, path.join(dataDir, 'gengate.log'));
+// A callback to a closed local port, tried again only after an hour: that task's callback stays pending.
+const gengate = await startProcess(['src/main.ts', 'serve'], { DATA_DIR: dataDir, PORT: '0', ALLOW_PRIVATE_NETWORK: 'true', CALLBACK_RETRY_DELAYS_MS: '3600000', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', RATE_LIMIT_READ: '1000000000', RATE_LIMIT_WRITE: '1000000000', RATE_LIMIT_PUBLIC: '1000000000' }, path.join(dataDir, 'gengate.log'));
 const key = readFileSync(path.join(dataDir, 'first-api-key.txt'), 'utf8').trim();
 // The first-run account holds 10 USD; createTask at full speed needs more.
 await topUp(dataDir, 1_000_000);
-const created = await fetch(`${gengate.url}/api/v1/jobs/createTask`, { method: 'POST', body: CREATE_BODY, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` } });
-const taskId = ((await created.json()) as { data: { taskId: string } }).data.taskId;
-for (const t of targets) t.path = t.path.replace('{taskId}', taskId);
+async function createOne(body: string): Promise<string> {
+  const created = await fetch(`${gengate.url}/api/v1/jobs/createTask`, { method: 'POST', body, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` } });
+  return ((await created.json()) as { data: { taskId: string } }).data.taskId;
+}
+const taskId = await createOne(CREATE_BODY);
+const pendingTaskId = await createOne(JSON.stringify({ ...JSON.parse(CREATE_BODY), callBackUrl: 'http://127.0.0.1:9/callback' }));
+for (const t of targets) t.path = t.path.replace('{taskId}', taskId).replace('{pendingTaskId}', pendingTaskId);
 
-const results: Array<HttpResult & { ratio?: number; minRatio?: number; pass?: boolean }> = [];
+const results: Array<HttpResult & { ratio?: number; minRatio?: number; pass?: boolean; info?: boolean }> = [];
 let upload: UploadBench | undefined;
 try {
   // Rounds alternate between the bare server and each target so that background load hits both alike.
@@ -86,7 +95,7 @@ try {
   for (const t of targets) {
     const r = median(samples.get(t.name)!);
     const ratio = Math.round((r.reqPerSec / base.reqPerSec) * 1000) / 1000;
-    results.push({ ...r, ratio, minRatio: t.minRatio, pass: ratio >= t.minRatio && r.non2xx === 0 });
+    results.push({ ...r, ratio, minRatio: t.minRatio, pass: t.minRatio === undefined ? undefined : ratio >= t.minRatio && r.non2xx === 0, info: t.minRatio === undefined });
   }
   if (!httpOnly) upload = await benchUpload({ url: gengate.url, key, pid: gengate.child.pid!, dir: dataDir });
 } finally {
@@ -106,7 +115,7 @@ function printHttp(): void {
       String(r.cpuUsPerReq ?? '-').padStart(11),
       (r.ratio === undefined ? '1' : String(r.ratio)).padStart(7),
       (r.minRatio === undefined ? '' : String(r.minRatio)).padStart(5),
-      r.pass === undefined ? ' baseline' : r.pass ? ' PASS' : ' FAIL',
+      r.info ? ' (information)' : r.pass === undefined ? ' baseline' : r.pass ? ' PASS' : ' FAIL',
     );
   }
 }
