@@ -121,12 +121,14 @@ describe.each(dialects())('callbacks on %s', (dialect) => {
     await db.updateTable('callbacks').set({ status: 'pending', attempts: 0, delivered_at: null, locked_by: 'cb_dead', locked_until: Date.now() - 1 }).where('task_id', '=', id).execute();
     const before = r.at('/orphan').length;
     s.services.callbacks.start();
+    // Read from the table: recordInfo may keep the view it showed once the first delivery had settled
+    // (a settled callback never goes back to pending, except by this test's hand).
     const t = await eventually(async () => {
-      const x = await info(s, account.key, id);
-      if (x.callback.status !== 'delivered' || x.callback.attempts !== 1) throw new Error(JSON.stringify(x.callback));
+      const x = await db.selectFrom('callbacks').selectAll().where('task_id', '=', id).executeTakeFirstOrThrow();
+      if (x.status !== 'delivered' || Number(x.attempts) !== 1) throw new Error(JSON.stringify(x));
       return x;
     });
-    expect(t.callback.status).toBe('delivered');
+    expect(t.status).toBe('delivered');
     expect(r.at('/orphan').length).toBe(before + 1);
   });
 });
