@@ -1,6 +1,8 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Catalog } from '../catalog/index.js';
+import { sql } from 'kysely';
 import type { Database } from '../store/db.js';
+import { HANDED_STATE_SQL } from '../store/migrations/007_partial_task_indexes.js';
 import type { RouteHealth } from './routing.js';
 import type { SubmitOutcome } from './work.js';
 
@@ -41,7 +43,7 @@ export function registerRouteMetrics(registry: Registry, health: RouteHealth, ca
       const rows = await database.db
         .selectFrom('tasks')
         .select(['backend', (eb) => eb.fn.countAll().as('n')])
-        .where('state', 'in', ['queuing', 'generating'])
+        .where(sql.raw<boolean>(HANDED_STATE_SQL))
         .groupBy('backend')
         .execute();
       this.reset();

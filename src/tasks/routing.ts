@@ -1,6 +1,9 @@
 import { routeName, type Catalog, type Route } from '../catalog/index.js';
 import type { Clock } from '../clock.js';
+import { sql, type Kysely } from 'kysely';
 import type { Database } from '../store/db.js';
+import { HANDED_STATE_SQL } from '../store/migrations/007_partial_task_indexes.js';
+import type { DB } from '../store/schema.js';
 import { Breaker, type BreakerSettings, type BreakerState } from './breaker.js';
 
 /** One route of a model as the engine sees it. */
@@ -54,12 +57,7 @@ export class RouteHealth {
     const mine = this.submitting.get(ref.name) ?? 0;
     this.submitting.set(ref.name, mine + 1);
     if (limit === undefined) return true;
-    const row = await database.db
-      .selectFrom('tasks')
-      .select((eb) => eb.fn.countAll().as('n'))
-      .where('backend', '=', ref.name)
-      .where('state', 'in', ['queuing', 'generating'])
-      .executeTakeFirst();
+    const row = await handedCount(database.db, ref.name).executeTakeFirst();
     if (Number(row?.n ?? 0) + mine < limit) return true;
     this.done(ref);
     return false;
@@ -88,4 +86,9 @@ export class RouteHealth {
     }
     return out;
   }
+}
+
+/** How many tasks a route holds (queuing, generating); reads the partial index tasks_backend_handed (migration 007). */
+export function handedCount(db: Kysely<DB>, routeName: string) {
+  return db.selectFrom('tasks').select((eb) => eb.fn.countAll().as('n')).where('backend', '=', routeName).where(sql.raw<boolean>(HANDED_STATE_SQL));
 }

@@ -1,3 +1,6 @@
+import { sql, type Kysely } from 'kysely';
+import { FILES_KEPT_SQL } from '../store/migrations/007_partial_task_indexes.js';
+import type { DB } from '../store/schema.js';
 import type { EngineDeps } from './work.js';
 
 const BATCH = 200;
@@ -22,14 +25,7 @@ export async function sweepExpired(deps: EngineDeps): Promise<void> {
     await files.blobs.delete(f.blob_key);
     await database.db.updateTable('files').set({ deleted_at: now }).where('id', '=', f.id).execute();
   }
-  const tasks = await database.db
-    .selectFrom('tasks')
-    .select('id')
-    .where('state', '=', 'success')
-    .where('files_expired', '=', 0)
-    .where('files_expire_at', '<=', now)
-    .limit(BATCH)
-    .execute();
+  const tasks = await expiringTasks(database.db, now).execute();
   for (const t of tasks) {
     await database.tx(async (trx) => {
       const res = await trx
@@ -43,4 +39,9 @@ export async function sweepExpired(deps: EngineDeps): Promise<void> {
       }
     });
   }
+}
+
+/** Successful tasks whose files are kept but due to go; reads the partial index tasks_files_kept (migration 007). */
+export function expiringTasks(db: Kysely<DB>, now: number) {
+  return db.selectFrom('tasks').select('id').where(sql.raw<boolean>(FILES_KEPT_SQL)).where('files_expire_at', '<=', now).limit(BATCH);
 }

@@ -1,10 +1,12 @@
-import { sql } from 'kysely';
+import { sql, type CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { insertRow } from '../../src/store/prepared.js';
 import type { TaskState } from '../../src/store/schema.js';
 import { claimQuery } from '../../src/tasks/engine.js';
+import { handedCount } from '../../src/tasks/routing.js';
+import { expiringTasks } from '../../src/tasks/sweep.js';
 import { ACTIVE_STATES } from '../../src/tasks/states.js';
 import { createTestDb, dialects, type TestDb } from '../helpers/db.js';
 
@@ -33,7 +35,8 @@ describe.each(dialects())('the engine claim on %s', (dialect) => {
         await insertRow(trx, 'tasks', {
           ...row, account_id: 'acc', model: 'google/nano-banana', param: '{}', input: '{}', media: null, callback_url: null,
           price_micros: 1, final_micros: 1, auto_length: 0, is_draft: 0, progress: 0, refunded: 0, files_expired: 0, attempts: 0,
-          backend: 'local', deadline_at: NOW + 1_200_000, created_at: NOW, updated_at: NOW, locked_by: row.locked_until ? 'w_other' : null,
+          backend: i % 4 === 0 ? 'fal:google/nano-banana:0' : 'local', deadline_at: NOW + 1_200_000, created_at: NOW, updated_at: NOW, locked_by: row.locked_until ? 'w_other' : null,
+          files_expire_at: state === 'success' ? NOW - 50_000 + i : null, upstream_token: i % 5 === 1 ? `tok_${i}` : null,
         });
         rows.push({ ...row, seq: i + 1 });
       }
@@ -46,13 +49,28 @@ describe.each(dialects())('the engine claim on %s', (dialect) => {
   });
 
   const claim = (n: number) => claimQuery(database.db, NOW, n, NOW + 30_000, 'w_me').compile();
+  const planOf = async (c: CompiledQuery) => {
+    const plan = await database.db.executeQuery<Record<string, unknown>>({ ...c, sql: `${dialect === 'sqlite' ? 'explain query plan' : 'explain'} ${c.sql}` });
+    return plan.rows.map((r) => String(r.detail ?? r['QUERY PLAN'])).join('\n');
+  };
 
   it('reads the partial index in due order and never sorts the backlog', async () => {
-    const c = claim(16);
-    const plan = await database.db.executeQuery<Record<string, unknown>>({ ...c, sql: `${dialect === 'sqlite' ? 'explain query plan' : 'explain'} ${c.sql}` });
-    const text = plan.rows.map((r) => String(r.detail ?? r['QUERY PLAN'])).join('\n');
+    const text = await planOf(claim(16));
     expect(text).toContain('tasks_active_due');
     expect(text).not.toMatch(/TEMP B-TREE|Sort/);
+  });
+
+  it('counts a route’s handed tasks, finds expiring files and upstream tokens through their partial indexes', async () => {
+    expect(await planOf(handedCount(database.db, 'fal:google/nano-banana:0').compile())).toContain('tasks_backend_handed');
+    expect(await planOf(expiringTasks(database.db, NOW).compile())).toContain('tasks_files_kept');
+    const byToken = database.db.selectFrom('tasks').select('id').where('upstream_token', '=', 'tok_1');
+    expect(await planOf(byToken.compile())).toContain('tasks_upstream_token');
+    // And they answer what the full table says.
+    const handed = rows.filter((r) => (r.state === 'queuing' || r.state === 'generating') && Number(r.id.slice(3)) % 4 === 0).length;
+    expect(Number((await handedCount(database.db, 'fal:google/nano-banana:0').executeTakeFirst())?.n)).toBe(handed);
+    const expiring = rows.filter((r) => r.state === 'success' && NOW - 50_000 + Number(r.id.slice(3)) <= NOW).length;
+    expect((await expiringTasks(database.db, NOW).execute()).length).toBe(Math.min(200, expiring));
+    expect(await byToken.execute()).toEqual([{ id: 'tk_1' }]);
   });
 
   it('leases the oldest due active tasks that nobody else holds, and only those', async () => {
