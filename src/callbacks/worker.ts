@@ -56,7 +56,7 @@ export class CallbackWorker {
       // Claim in batches: one round trip for many deliveries.
       minFreeToClaim: Math.ceil(concurrency / 4),
     });
-    deps.signals.on('finished', () => this.work.wake());
+    deps.signals.on('callbackDue', () => this.work.wake());
   }
 
   /** Starts the loop (idempotent). */

@@ -57,6 +57,9 @@ export class WorkLoop<T> {
   private async loop(): Promise<void> {
     const { concurrency, pollMs, minFreeToClaim = 1 } = this.spec;
     while (this.running) {
+      // Items that finished in the same turn (their transactions commit together) all free their
+      // slots before the claim: one claim for them all instead of one each.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       let free = concurrency - this.active.size;
       let claimed = 0;
       try {

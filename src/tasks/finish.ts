@@ -8,7 +8,7 @@ import type { StoredFile } from '../files/index.js';
 import { FILE_RETENTION_MS } from './states.js';
 import { moveTask } from './transition.js';
 import type { StoredResult } from './view.js';
-import { callbackDue, failTask, type EngineDeps, type TaskWork } from './work.js';
+import { callbackDue, failTask, finishedSignals, type EngineDeps, type TaskWork } from './work.js';
 
 const KIND_OF_MODEL = { image: 'image', video: 'video', music: 'audio' } as const;
 
@@ -128,6 +128,6 @@ async function commit(
     await callbackDue(trx, task.id, now);
     return true;
   });
-  if (moved) deps.signals.emit('finished', task.id);
+  if (moved) finishedSignals(deps, task);
   return moved;
 }

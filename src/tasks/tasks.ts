@@ -13,8 +13,12 @@ import { createTask, type CreateDeps, type Created } from './create.js';
 import { FinalViews, unchangedUntil } from './final-views.js';
 import { TASK_VIEW_COLUMNS, taskView, type TaskRow, type ViewOptions } from './view.js';
 
-/** In-process signals: `created` wakes the local engine; `finished` (taskId) is the hook for callback delivery (issue 6). */
-export class TaskSignals extends EventEmitter<{ created: [string]; finished: [string] }> {}
+/**
+ * In-process signals (wakeups.ts carries them between processes): `created` wakes the engine,
+ * `finished` (taskId) tells waiters (MCP) a task is final, `callbackDue` wakes callback delivery
+ * for a finished task that has a callBackUrl (the others would only cost the worker an empty claim).
+ */
+export class TaskSignals extends EventEmitter<{ created: [string]; finished: [string]; callbackDue: [string] }> {}
 
 export interface ListQuery {
   limit: number;

@@ -15,7 +15,7 @@ export interface Wakeups {
 }
 
 const CHANNEL = 'gengate_wake';
-const EVENTS = ['created', 'finished'] as const;
+const EVENTS = ['created', 'finished', 'callbackDue'] as const;
 /** Wait before a lost LISTEN connection is opened again; polling covers the gap. */
 const RECONNECT_MS = 1_000;
 

@@ -118,7 +118,7 @@ export async function failTask(deps: EngineDeps, task: TaskWork, kind: FailKind,
     return true;
   });
   if (moved) {
-    deps.signals.emit('finished', task.id);
+    finishedSignals(deps, task);
     const backend = deps.backends.get(task.backend);
     // Best effort, bounded: a hanging cancel must not hold the step (the task is already failed and refunded).
     if (backend && task.backend_ref) {
@@ -126,6 +126,12 @@ export async function failTask(deps: EngineDeps, task: TaskWork, kind: FailKind,
     }
   }
   return moved;
+}
+
+/** Tells waiters a task is final and, when it has a callBackUrl, wakes callback delivery. */
+export function finishedSignals(deps: EngineDeps, task: TaskWork): void {
+  deps.signals.emit('finished', task.id);
+  if (task.callback_url) deps.signals.emit('callbackDue', task.id);
 }
 
 /** Rejects when `promise` takes longer than `ms`: a hanging backend call must not hold a task forever. */

@@ -3,7 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import { createHmac } from 'node:crypto';
 import { dialects } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { FAST, create, info } from '../tasks/support.js';
+import { FAST, create, info, settle } from '../tasks/support.js';
 import { closedPort, startReceiver } from './receiver.js';
 
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
@@ -54,6 +54,20 @@ describe.each(dialects())('callbacks on %s', (dialect) => {
     }, 20_000);
     return { id, task };
   }
+
+  it('wakes delivery only for finished tasks that have a callBackUrl', async () => {
+    const due: string[] = [];
+    const listen = (id: string) => due.push(id);
+    s.services.tasks.signals.on('callbackDue', listen);
+    try {
+      const without = await create(s, account.key, 'nano-banana-2', { prompt: 'no callback' });
+      await settle(s, account.key, without);
+      const { id } = await run('/ok');
+      expect(due).toEqual([id]);
+    } finally {
+      s.services.tasks.signals.off('callbackDue', listen);
+    }
+  });
 
   it('delivers a success with the recordInfo Task, signed both ways', async () => {
     const { id, task } = await run('/ok');

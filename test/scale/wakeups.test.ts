@@ -29,6 +29,7 @@ describe.each(bridges)('wake-ups through %s', (bridge) => {
     worker = await buildServices(loadConfig({ ...FAST, ...env, DATABASE_URL: api.db.url, DATA_DIR: api.db.dir, LOG_LEVEL: 'silent', ENGINE_POLL_MS: '60000' }));
     worker.tasks.signals.on('created', (id) => received.push(['created', id]));
     api.services.tasks.signals.on('finished', (id) => received.push(['finished', id]));
+    api.services.tasks.signals.on('callbackDue', (id) => received.push(['callbackDue', id]));
     worker.engine.start();
   });
   afterAll(async () => {
@@ -56,6 +57,8 @@ describe.each(bridges)('wake-ups through %s', (bridge) => {
   it('finished on the worker reaches the API process; a process does not hear its own messages twice', async () => {
     worker.tasks.signals.emit('finished', 'task-from-worker');
     await eventually(async () => received.some(([e, t]) => e === 'finished' && t === 'task-from-worker'));
+    worker.tasks.signals.emit('callbackDue', 'task-with-callback');
+    await eventually(async () => received.some(([e, t]) => e === 'callbackDue' && t === 'task-with-callback'));
     let echoes = 0;
     worker.tasks.signals.on('created', (id) => id === 'echo-check' && echoes++);
     worker.tasks.signals.emit('created', 'echo-check');
