@@ -57,6 +57,21 @@ export async function startProcess(args: string[], env: Record<string, string>, 
   throw new Error(`${args.join(' ')} did not start:\n${readFileSync(logFile, 'utf8')}`);
 }
 
+/**
+ * Waits until a process is idle (under 3 % of a core over 300 ms, at most `limitMs`): work left over
+ * from the previous target (the engine's last steps, a WAL checkpoint after thousands of tasks) is
+ * not counted against the next one.
+ */
+export async function settle(pid: number | undefined, limitMs = 30_000): Promise<void> {
+  if (!pid) return;
+  for (const end = Date.now() + limitMs; Date.now() < end; ) {
+    const before = cpuMs(pid);
+    await sleep(300);
+    const after = cpuMs(pid);
+    if (before === undefined || after === undefined || after - before <= 10) return;
+  }
+}
+
 /** Runs autocannon against one URL and returns req/s, p99 and the count of non-2xx answers. */
 export async function measure(
   name: string,

@@ -2,7 +2,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { measure, startProcess, stopProcess, type HttpResult } from './http.js';
+import { measure, settle, startProcess, stopProcess, type HttpResult } from './http.js';
 import { benchValidate } from './validate.js';
 import { benchProbe } from './probe.js';
 import { benchBurst, drain, topUp } from './burst.js';
@@ -87,7 +87,10 @@ try {
       add(await measure(t.name, gengate.url + t.path, { ...requestOf(t), seconds, connections, pid: gengate.child.pid }));
       // The engine works off what createTask queued before anything else is measured, so that work
       // is not counted against the next target (or the bare server).
-      if (t.method === 'POST') await drain(dataDir);
+      if (t.method === 'POST') {
+        await drain(dataDir);
+        await settle(gengate.child.pid);
+      }
     }
   }
   const base = median(samples.get('bare Fastify hello-world')!);
