@@ -24,6 +24,7 @@ export const configSchema = z.object({
     .string()
     .regex(/^(postgres(ql)?:\/\/|sqlite:)/, 'must be a postgres:// URL or sqlite:<path>')
     .optional(),
+  DATABASE_PREPARED: bool.default(true),
   PUBLIC_BASE_URL: httpUrl.optional(),
   PRICING_BASE_URL: httpUrl.optional(),
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),

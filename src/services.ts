@@ -63,7 +63,7 @@ export async function buildServices(
 ): Promise<Services> {
   const clock = opts.clock ?? systemClock;
   const fileCatalog = loadCatalog(config); // before the database: a bad catalog file stops the start at once
-  const database = openDatabase(config.DATABASE_URL);
+  const database = openDatabase(config.DATABASE_URL, { prepared: config.DATABASE_PREPARED });
   try {
     await migrate(database);
   } catch (e) {

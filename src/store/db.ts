@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
@@ -95,15 +96,19 @@ function lockKey(name: string): bigint {
  * Precompiled reads as named prepared statements: PostgreSQL parses and plans each once per
  * connection instead of on every call (server CPU, which shares the machine with us). A statement
  * the server no longer accepts as prepared (the schema changed under it: a newer process migrated)
- * is run unnamed once and prepared again under a new name on next use.
+ * is run unnamed once and prepared again under a new name on next use. Names carry a per-process
+ * prefix, so processes never meet each other's names on a shared server connection. Behind a pooler
+ * that moves sessions between server connections (PgBouncer in transaction mode before 1.21) named
+ * statements cannot work: DATABASE_PREPARED=false turns them off.
  */
 function namedStatements(pool: pg.Pool) {
   const names = new Map<string, string>();
+  const prefix = `gg_${randomBytes(4).toString('hex')}_`;
   let next = 0;
   const nameOf = (text: string) => {
     let name = names.get(text);
     if (!name) {
-      name = `gg_read_${next++}`;
+      name = `${prefix}${next++}`;
       names.set(text, name);
     }
     return name;
@@ -113,15 +118,15 @@ function namedStatements(pool: pg.Pool) {
       return (await pool.query({ name: nameOf(text), text, values: values as unknown[] })).rows;
     } catch (e) {
       const code = (e as { code?: string }).code;
-      // 0A000: "cached plan must not change result type"; 26000: the statement is gone.
-      if (code !== '0A000' && code !== '26000') throw e;
+      // 0A000: "cached plan must not change result type"; 26000: the statement is gone; 42P05: the name is taken.
+      if (code !== '0A000' && code !== '26000' && code !== '42P05') throw e;
       names.delete(text);
       return (await pool.query({ text, values: values as unknown[] })).rows;
     }
   };
 }
 
-function openPostgres(url: string, poolSize: number): Database {
+function openPostgres(url: string, poolSize: number, prepared: boolean): Database {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
   // An idle connection the server ends (restart, failover, an administrator, a dropped database)
   // is reported on the pool; without a listener that report would crash the process. The pool
@@ -129,7 +134,7 @@ function openPostgres(url: string, poolSize: number): Database {
   pool.on('error', () => {});
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   registerDialect(db, 'postgres');
-  registerFastReader(db, namedStatements(pool));
+  if (prepared) registerFastReader(db, namedStatements(pool));
   return {
     db,
     dialect: 'postgres',
@@ -146,8 +151,8 @@ function openPostgres(url: string, poolSize: number): Database {
 }
 
 /** Opens `sqlite:<path>` (or `sqlite::memory:`) or a `postgres://` URL. */
-export function openDatabase(url: string, opts: { poolSize?: number } = {}): Database {
+export function openDatabase(url: string, opts: { poolSize?: number; prepared?: boolean } = {}): Database {
   if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length));
-  if (/^postgres(ql)?:\/\//.test(url)) return openPostgres(url, opts.poolSize ?? 10);
+  if (/^postgres(ql)?:\/\//.test(url)) return openPostgres(url, opts.poolSize ?? 10, opts.prepared ?? true);
   throw new Error(`unsupported database URL ${url}: use sqlite:<path> or postgres://`);
 }

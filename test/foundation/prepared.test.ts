@@ -71,4 +71,14 @@ describe.each(dialects())('prepared statements on %s', (dialect) => {
     expect(row).toMatchObject({ id: 'a1', later_column: null });
     expect((await byId('a2'))[0]).toMatchObject({ id: 'a2', later_column: null });
   });
+
+  it('reads the same with named statements turned off (DATABASE_PREPARED=false)', async () => {
+    const plain = openDatabase(t.url, { prepared: false });
+    try {
+      const byId = precompile(plain.db, 1, (id) => plain.db.selectFrom('accounts').select(['id', 'name']).where('id', '=', id));
+      expect(await byId('a2')).toEqual(await database.db.selectFrom('accounts').select(['id', 'name']).where('id', '=', 'a2').execute());
+    } finally {
+      await plain.close();
+    }
+  });
 });
