@@ -8,6 +8,8 @@ export class ConfigError extends Error {}
 const bool = z
   .union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no'])])
   .transform((v) => v === true || v === 'true' || v === '1' || v === 'yes');
+/** A yes/no setting with its default; a wrong value is refused naming what is allowed. */
+const flag = (byDefault: boolean) => bool.default(byDefault).describe('true or false (also 1/0, yes/no)');
 
 const httpUrl = z
   .string()
@@ -24,7 +26,7 @@ export const configSchema = z.object({
     .string()
     .regex(/^(postgres(ql)?:\/\/|sqlite:)/, 'must be a postgres:// URL or sqlite:<path>')
     .optional(),
-  DATABASE_PREPARED: bool.default(true),
+  DATABASE_PREPARED: flag(true),
   PUBLIC_BASE_URL: httpUrl.optional(),
   PRICING_BASE_URL: httpUrl.optional(),
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
@@ -34,16 +36,16 @@ export const configSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   TOPUP_URL: httpUrl.optional(),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024).describe('a whole number of bytes from 1024 to 67108864'),
-  FIRST_RUN_ACCOUNT: bool.default(true),
+  FIRST_RUN_ACCOUNT: flag(true),
   GENGATE_CATALOG: z.string().min(1).optional(),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(3600).default(10).describe('a whole number of seconds from 1 to 3600'),
   RATE_LIMIT_WRITE: z.coerce.number().int().min(1).max(1_000_000_000).default(20).describe('a whole number of requests from 1 to 1000000000'),
   RATE_LIMIT_READ: z.coerce.number().int().min(1).max(1_000_000_000).default(100).describe('a whole number of requests from 1 to 1000000000'),
   RATE_LIMIT_PUBLIC: z.coerce.number().int().min(1).max(1_000_000_000).default(300).describe('a whole number of requests from 1 to 1000000000'),
-  TRUST_PROXY: bool.default(false),
+  TRUST_PROXY: flag(false),
   AUTH_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1_000).describe('a whole number of milliseconds from 0 to 60000'),
-  RUN_ENGINE: bool.default(true),
+  RUN_ENGINE: flag(true),
   ENGINE_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(500).describe('a whole number of milliseconds from 10 to 60000'),
   ENGINE_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4).describe('a whole number from 1 to 256'),
   ENGINE_LEASE_MS: z.coerce.number().int().min(500).max(3_600_000).default(30_000).describe('a whole number of milliseconds from 500 to 3600000'),
@@ -56,7 +58,7 @@ export const configSchema = z.object({
   UPLOAD_MAX_IMAGE_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024 * 1024).default(30 * 1024 * 1024).describe('a whole number of bytes from 1024 to 1073741824'),
   UPLOAD_MAX_MEDIA_BYTES: z.coerce.number().int().min(1024).max(16 * 1024 * 1024 * 1024).default(200 * 1024 * 1024).describe('a whole number of bytes from 1024 to 17179869184'),
   UPLOAD_MAX_IMAGE_PIXELS: z.coerce.number().int().min(1).max(1_000_000_000).default(100_000_000).describe('a whole number of pixels from 1 to 1000000000'),
-  ALLOW_PRIVATE_NETWORK: bool.default(false),
+  ALLOW_PRIVATE_NETWORK: flag(false),
   CALLBACK_RETRY_DELAYS_MS: z
     .string()
     .regex(/^\d+(,\d+)*$/, 'must be comma-separated whole numbers of milliseconds')
@@ -69,7 +71,7 @@ export const configSchema = z.object({
   MODERATION_WORDS_FILE: z.string().min(1).optional(),
   MODERATION_IMAGES: z.enum(['local', 'off']).default('local'),
   MODERATION_IMAGE_THRESHOLD: z.coerce.number().min(0).max(1).default(0.7).describe('a number from 0 to 1'),
-  MODERATION_FAIL_OPEN: bool.default(false),
+  MODERATION_FAIL_OPEN: flag(false),
   MODERATION_FETCH_MAX_BYTES: z.coerce.number().int().min(1024).max(100 * 1024 * 1024).default(30 * 1024 * 1024).describe('a whole number of bytes from 1024 to 104857600'),
   MODERATION_FETCH_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000).describe('a whole number of milliseconds from 100 to 120000'),
   ROLE: z.enum(['api', 'worker', 'all']).default('all'),
@@ -78,11 +80,11 @@ export const configSchema = z.object({
   S3_REGION: z.string().min(1).default('us-east-1'),
   S3_ACCESS_KEY_ID: z.string().min(1).optional(),
   S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
-  S3_FORCE_PATH_STYLE: bool.default(false),
+  S3_FORCE_PATH_STYLE: flag(false),
   S3_CHECKSUMS: z.enum(['WHEN_SUPPORTED', 'WHEN_REQUIRED']).optional(),
   S3_PREFIX: z.string().regex(/^[A-Za-z0-9._-]+\/$/, 'must be letters, digits, dots, hyphens or underscores ending in /, e.g. gengate/').optional(),
   FILE_LINKS: z.enum(['proxy', 'presigned']).default('proxy'),
-  UPSTREAM_WEBHOOKS: bool.default(false),
+  UPSTREAM_WEBHOOKS: flag(false),
   UPSTREAM_POLL_MS: z.coerce.number().int().min(10).max(600_000).default(4_000).describe('a whole number of milliseconds from 10 to 600000'),
   ROUTE_BREAKER_FAILURES: z.coerce.number().int().min(1).max(1000).default(5).describe('a whole number from 1 to 1000'),
   ROUTE_BREAKER_COOLDOWN_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000).describe('a whole number of milliseconds from 0 to 3600000'),

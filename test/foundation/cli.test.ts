@@ -99,9 +99,10 @@ describe.each(dialects())('migrations on %s', (dialect) => {
 
 describe('settings', () => {
   it('stop the start with exit code 2 and a message naming the variable and what is allowed', async () => {
-    const r = await gengate(['serve'], { PORT: 'eighty', ERROR_STYLE: 'loud' });
+    const r = await gengate(['serve'], { PORT: 'eighty', ERROR_STYLE: 'loud', DATABASE_PREPARED: 'maybe' });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('PORT: must be a whole number from 0 to 65535 (got "eighty")');
+    expect(r.stderr).toContain('DATABASE_PREPARED: must be true or false (also 1/0, yes/no) (got "maybe")');
     expect(r.stderr).toMatch(/ERROR_STYLE: .*"default"\|"reference".*\(got "loud"\)/);
   });
 
