@@ -4,6 +4,8 @@ import { openDatabase, type Database } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { insertRow } from '../../src/store/prepared.js';
 import type { TaskState } from '../../src/store/schema.js';
+import { ACTIVE_STATE_SQL } from '../../src/store/migrations/006_active_due.js';
+import { HANDED_STATE_SQL } from '../../src/store/migrations/007_partial_task_indexes.js';
 import { claimQuery } from '../../src/tasks/engine.js';
 import { handedCount } from '../../src/tasks/routing.js';
 import { expiringTasks } from '../../src/tasks/sweep.js';
@@ -53,6 +55,12 @@ describe.each(dialects())('the engine claim on %s', (dialect) => {
     const plan = await database.db.executeQuery<Record<string, unknown>>({ ...c, sql: `${dialect === 'sqlite' ? 'explain query plan' : 'explain'} ${c.sql}` });
     return plan.rows.map((r) => String(r.detail ?? r['QUERY PLAN'])).join('\n');
   };
+
+  it('spells the states of the partial indexes as the engine knows them (a change needs a new migration)', () => {
+    const states = (text: string) => [...text.matchAll(/'([a-z]+)'/g)].map((m) => m[1]);
+    expect(states(ACTIVE_STATE_SQL)).toEqual([...ACTIVE_STATES]);
+    expect(states(HANDED_STATE_SQL)).toEqual(ACTIVE_STATES.filter((st) => st !== 'waiting'));
+  });
 
   it('reads the partial index in due order and never sorts the backlog', async () => {
     const text = await planOf(claim(16));
