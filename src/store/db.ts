@@ -1,9 +1,9 @@
 import { mkdirSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
+import { randomId } from '../ids.js';
 import type { DB } from './schema.js';
 import { registerDialect, registerFastReader } from './prepared.js';
 import { startCheckpointer } from './checkpointer.js';
@@ -103,7 +103,7 @@ function lockKey(name: string): bigint {
  */
 function namedStatements(pool: pg.Pool) {
   const names = new Map<string, string>();
-  const prefix = `gg_${randomBytes(4).toString('hex')}_`;
+  const prefix = `${randomId('gg_', 6)}_`;
   let next = 0;
   const nameOf = (text: string) => {
     let name = names.get(text);

@@ -21,7 +21,7 @@ export function claimQuery(trx: Kysely<DB>, now: unknown, limit: unknown, locked
   let due = trx
     .selectFrom('tasks')
     .select('seq')
-    .where(sql<boolean>`${sql.raw(ACTIVE_STATE_SQL)}`)
+    .where(sql.raw<boolean>(ACTIVE_STATE_SQL))
     .where('run_at', '<=', now as unknown as number)
     .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now as unknown as number)]))
     .orderBy('run_at')

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { ok, okJson } from '../../src/http/envelope.js';
 
 describe('HTTP envelope, request ids and error mapping', () => {
   let s: TestServer;
@@ -93,5 +94,13 @@ describe('ERROR_STYLE=reference', () => {
     const bad = await s.call('POST', '/api/v1/test-echo', { body: '{', headers: { 'content-type': 'application/json' } });
     expect(bad.status).toBe(422);
     expect(bad.body).toMatchObject({ code: 422, error: 'validation_error' });
+  });
+});
+
+describe('the success envelope as text', () => {
+  it('is the same text as serialising the envelope object', () => {
+    for (const data of [{ taskId: 'tk_1', n: 1.5, s: 'a "quoted" \u2028 line' }, null, [1, 2]]) {
+      expect(okJson(JSON.stringify(data))).toBe(JSON.stringify(ok(data)));
+    }
   });
 });

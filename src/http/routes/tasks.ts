@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services.js';
 import { Errors } from '../../errors.js';
 import { readIdempotencyKey } from '../../tasks/index.js';
-import { ok } from '../envelope.js';
+import { ok, okJson } from '../envelope.js';
 import { principalOf, requireKey } from '../auth.js';
 import { parseListQuery } from '../requests.js';
 
@@ -23,7 +23,7 @@ export function registerTaskRoutes(app: FastifyInstance, services: Services) {
     if (typeof taskId !== 'string') throw Errors.invalid(`taskId must be given once (got ${JSON.stringify(taskId)})`);
     // The view is JSON text already (often kept from an earlier read): sent in the envelope as is.
     const json = await tasks.viewJson(principalOf(req).accountId, taskId);
-    return reply.type('application/json; charset=utf-8').send(`{"code":200,"msg":"success","data":${json}}`);
+    return reply.type('application/json; charset=utf-8').send(okJson(json));
   });
 
   app.get('/api/v1/jobs/list', { preHandler: requireKey(services, 'tasks:read') }, async (req) => {
