@@ -8,6 +8,7 @@ import type { DB } from './schema.js';
 import { registerDialect, registerFastReader } from './prepared.js';
 import { startCheckpointer } from './checkpointer.js';
 import { groupCommit } from './group-commit.js';
+import { openReader, withStatementCache } from './sqlite-reader.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -28,35 +29,6 @@ export interface Database {
 // int8 (bigint) and numeric come back as strings by default; our values fit in a double.
 pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
 
-/**
- * Kysely prepares every statement anew; preparing costs more than running a small query, so keep
- * the prepared statements by SQL text (bounded). Safe because Kysely runs one query at a time on
- * the single SQLite connection.
- */
-function withStatementCache(conn: SqliteDatabase.Database, max = 500) {
-  const cache = new Map<string, SqliteDatabase.Statement>();
-  return {
-    close: () => conn.close(),
-    prepare: (text: string) => {
-      let stmt = cache.get(text);
-      if (!stmt) {
-        stmt = conn.prepare(text);
-        if (cache.size >= max) cache.delete(cache.keys().next().value!);
-        cache.set(text, stmt);
-      }
-      return stmt;
-    },
-  };
-}
-
-/** A read-only side connection for precompiled hot reads (WAL lets it read while the main one writes). */
-function openReader(file: string) {
-  const conn = new SqliteDatabase(file, { readonly: true, fileMustExist: true });
-  conn.pragma('busy_timeout = 10000');
-  const cached = withStatementCache(conn);
-  return { conn, read: (text: string, params: readonly unknown[]) => cached.prepare(text).all(...params) };
-}
-
 function openSqlite(file: string): Database {
   if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const conn = new SqliteDatabase(file);
@@ -68,8 +40,9 @@ function openSqlite(file: string): Database {
   // Checkpoints run on a worker thread; SQLite's own, on this connection, only past ~80 MB of WAL.
   const checkpointer = file === ':memory:' ? undefined : startCheckpointer(file);
   if (checkpointer) conn.pragma('wal_autocheckpoint = 20000');
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(conn) }) });
   const reader = file === ':memory:' ? undefined : openReader(file);
+  // Every write of this process ends the reader's shared snapshot, so later reads see it.
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(conn, { beforeWrite: reader?.endSnapshot }) }) });
   if (reader) registerFastReader(db, reader.read);
   registerDialect(db, 'sqlite');
   return {
@@ -79,6 +52,7 @@ function openSqlite(file: string): Database {
     lock: async () => {},
     close: async () => {
       await checkpointer?.stop();
+      reader?.endSnapshot();
       reader?.conn.close();
       await db.destroy();
     },

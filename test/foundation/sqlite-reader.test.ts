@@ -1,0 +1,84 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import SqliteDatabase from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../../src/store/db.js';
+import { migrate } from '../../src/store/migrate.js';
+import { insertRow, precompile } from '../../src/store/prepared.js';
+
+/**
+ * The precompiled reads of one event-loop turn share one read transaction on SQLite's side
+ * connection (sqlite-reader.ts). What a caller must still see: every write of this process made
+ * before the read, in the same turn too, and another process's commit from the next turn on.
+ */
+describe('SQLite hot reads share a snapshot per turn', () => {
+  let dir: string;
+  let database: Database;
+  let other: SqliteDatabase.Database;
+  let nameOf: (id: string) => Promise<string | undefined>;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'gengate-reader-'));
+    const file = path.join(dir, 'gengate.db');
+    database = openDatabase(`sqlite:${file}`);
+    await migrate(database);
+    // Another process's connection (the CLI), writing the same file.
+    other = new SqliteDatabase(file);
+    other.pragma('busy_timeout = 10000');
+    const read = precompile(database.db, 1, (id) => database.db.selectFrom('accounts').select('name').where('id', '=', id));
+    nameOf = async (id) => ((await read(id))[0] as { name: string } | undefined)?.name;
+  });
+  afterAll(async () => {
+    other.close();
+    await database.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const account = (id: string, name: string) => ({ id, name, status: 'active' as const, balance_micros: 0, webhook_secret: `whsec_${id}`, created_at: 1 });
+
+  it('sees a write this process made earlier in the same turn, plain or in a transaction', async () => {
+    await insertRow(database.db, 'accounts', account('r1', 'first'));
+    expect(await nameOf('r1')).toBe('first');
+    // Still the same turn: the read above opened the shared snapshot.
+    await database.db.updateTable('accounts').set({ name: 'second' }).where('id', '=', 'r1').execute();
+    expect(await nameOf('r1')).toBe('second');
+    await database.tx(async (trx) => {
+      await trx.updateTable('accounts').set({ name: 'third' }).where('id', '=', 'r1').execute();
+    });
+    expect(await nameOf('r1')).toBe('third');
+    // A write that returns rows is still a write.
+    await database.db.updateTable('accounts').set({ name: 'returned' }).where('id', '=', 'r1').returning('name').execute();
+    expect(await nameOf('r1')).toBe('returned');
+    await database.db.updateTable('accounts').set({ name: 'third' }).where('id', '=', 'r1').execute();
+  });
+
+  it('never sees a transaction of this process that has not committed yet', async () => {
+    let inside: string | undefined;
+    await database.tx(async (trx) => {
+      await trx.updateTable('accounts').set({ name: 'uncommitted' }).where('id', '=', 'r1').execute();
+      inside = await nameOf('r1');
+    });
+    expect(inside).toBe('third');
+    expect(await nameOf('r1')).toBe('uncommitted');
+  });
+
+  it('sees another process’s commit from the next turn on, and within a turn reads one snapshot', async () => {
+    expect(await nameOf('r1')).toBe('uncommitted');
+    other.prepare(`update accounts set name = 'from the CLI' where id = 'r1'`).run();
+    // The same turn keeps the snapshot its first read took: both reads agree with each other.
+    expect(await nameOf('r1')).toBe('uncommitted');
+    await nextTurn();
+    expect(await nameOf('r1')).toBe('from the CLI');
+  });
+
+  it('holds no read transaction between turns, so checkpoints can restart the WAL', async () => {
+    await nameOf('r1');
+    await nextTurn();
+    await nextTurn();
+    const result = other.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number; log: number; checkpointed: number }>;
+    expect(result[0]!.busy).toBe(0);
+    expect(result[0]!.log).toBe(0);
+  });
+});
