@@ -8,7 +8,7 @@ import { Errors } from '../errors.js';
 import { formatUsd } from '../billing/money.js';
 import { randomId } from '../ids.js';
 import { insertKey, keyView, SCOPES, type KeyView, type Scope } from './keys.js';
-import { precompile } from '../store/prepared.js';
+import { readByKey } from '../store/batched.js';
 
 /** What an operator sees of an account. */
 export interface AccountView {
@@ -58,7 +58,7 @@ export class Accounts {
     private readonly accessChanged: () => void = () => {},
   ) {
     const { db } = database;
-    this.readBalance = precompile(db, 1, (id) => db.selectFrom('accounts').select('balance_micros').where('id', '=', id));
+    this.readBalance = readByKey(database, 'id', () => db.selectFrom('accounts').select(['id', 'balance_micros']), (r) => r.id);
   }
 
   /** The committed balance in micro-USD (0 for an unknown account); the hot path of GET /user/balance. */

@@ -7,7 +7,7 @@ import type { Config } from '../config.js';
 import { Errors } from '../errors.js';
 import type { Files, MediaFactsResolver } from '../files/index.js';
 import type { Database } from '../store/db.js';
-import { precompile } from '../store/prepared.js';
+import { readByKey } from '../store/batched.js';
 import type { CallbacksTable, TaskState } from '../store/schema.js';
 import { createTask, type CreateDeps, type Created } from './create.js';
 import { FinalViews, unchangedUntil } from './final-views.js';
@@ -46,10 +46,9 @@ export class Tasks {
     private readonly checks: Pick<CreateDeps, 'checkUrl' | 'moderate'> = {},
   ) {
     const { db } = database;
-    this.findTask = precompile(db, 2, (id, account) =>
-      db.selectFrom('tasks').select([...TASK_VIEW_COLUMNS, 'files_expire_at']).where('id', '=', id).where('account_id', '=', account),
-    );
-    this.findCallback = precompile(db, 1, (id) => db.selectFrom('callbacks').selectAll().where('task_id', '=', id));
+    // By id alone, so that the polls of many accounts share a query on PostgreSQL; the account is checked on the row.
+    this.findTask = readByKey(database, 'id', () => db.selectFrom('tasks').select([...TASK_VIEW_COLUMNS, 'account_id', 'files_expire_at']), (r) => r.id);
+    this.findCallback = readByKey(database, 'task_id', () => db.selectFrom('callbacks').selectAll(), (r) => r.task_id);
     this.view = { usdRubRate: config.USD_RUB_RATE, fileUrl: (id, name) => files.url(id, name) };
   }
 
@@ -84,8 +83,8 @@ export class Tasks {
     const now = this.clock.now();
     const kept = this.finals.get(taskId, accountId, now);
     if (kept !== undefined) return kept;
-    const [found] = await this.findTask(taskId, accountId);
-    if (!found) throw Errors.taskNotFound(taskId);
+    const [found] = await this.findTask(taskId);
+    if (!found || found.account_id !== accountId) throw Errors.taskNotFound(taskId);
     const row = found as unknown as TaskRow & { files_expire_at: number | null };
     const callback = row.callback_url ? ((await this.findCallback(row.id))[0] ?? null) : null;
     const json = JSON.stringify(taskView(row, callback, this.view));

@@ -1,0 +1,81 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../../src/store/db.js';
+import { migrate } from '../../src/store/migrate.js';
+import { readByKey } from '../../src/store/batched.js';
+import { insertRow } from '../../src/store/prepared.js';
+import { createTestDb, dialects, type TestDb } from '../helpers/db.js';
+
+const account = (id: string, name: string) => ({ id, name, status: 'active' as const, balance_micros: 0, webhook_secret: `whsec_${id}`, created_at: 1 });
+
+/** Point reads by key (readByKey): each caller gets its own rows; on PostgreSQL the reads of one turn share one query. */
+describe.each(dialects())('reads by key on %s', (dialect) => {
+  let t: TestDb;
+  let database: Database;
+  let nameOf: (id: string) => Promise<Array<{ id: string; name: string }>>;
+  beforeAll(async () => {
+    t = await createTestDb(dialect);
+    database = openDatabase(t.url);
+    await migrate(database);
+    for (let i = 0; i < 40; i++) await insertRow(database.db, 'accounts', account(`k${i}`, `name ${i}`));
+    nameOf = readByKey(database, 'id', () => database.db.selectFrom('accounts').select(['id', 'name']), (r) => r.id);
+  });
+  afterAll(async () => {
+    await database.close();
+    await t.drop();
+  });
+
+  it('gives every caller of a turn its own row, the same key twice, and nothing for an unknown key', async () => {
+    const keys = [...Array.from({ length: 40 }, (_, i) => `k${i}`), 'k3', 'nobody', 'k39'];
+    const rows = await Promise.all(keys.map((k) => nameOf(k)));
+    rows.forEach((r, i) => {
+      const key = keys[i]!;
+      expect(r).toEqual(key === 'nobody' ? [] : [{ id: key, name: `name ${key.slice(1)}` }]);
+    });
+  });
+
+  it('sees a change committed before the read', async () => {
+    await database.db.updateTable('accounts').set({ name: 'renamed' }).where('id', '=', 'k5').execute();
+    expect(await nameOf('k5')).toEqual([{ id: 'k5', name: 'renamed' }]);
+  });
+
+  it.runIf(dialect === 'postgres')('sends the reads of one turn as one query, and a failure reaches every caller of it', async () => {
+    // Another session holds the table, so the batch waits where pg_stat_activity shows it.
+    const blocker = new pg.Client({ connectionString: t.url });
+    await blocker.connect();
+    try {
+      await blocker.query('begin');
+      await blocker.query('lock table accounts in access exclusive mode');
+      const reads = Array.from({ length: 30 }, (_, i) => nameOf(`k${i}`));
+      let waiting: string[] = [];
+      for (let i = 0; i < 100 && waiting.length === 0; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+        const rows = await blocker.query(`select query from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
+        waiting = rows.rows.map((r: { query: string }) => r.query);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+      const again = await blocker.query(`select query from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
+      expect(again.rows).toHaveLength(1);
+      expect(again.rows[0].query).toMatch(/= any\(\$1\)/);
+      await blocker.query('rollback');
+      const rows = await Promise.all(reads);
+      rows.forEach((r, i) => expect(r).toEqual([{ id: `k${i}`, name: i === 5 ? 'renamed' : `name ${i}` }]));
+
+      // A batch that fails (here: the query is cancelled) rejects each of its callers.
+      await blocker.query('begin');
+      await blocker.query('lock table accounts in access exclusive mode');
+      const failing = [nameOf('k1'), nameOf('k2')].map((p) => p.then(() => 'ok', (e: Error) => e.message));
+      for (let i = 0; i < 100; i++) {
+        const cancelled = await blocker.query(
+          `select pg_cancel_backend(pid) from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+        );
+        if (cancelled.rowCount) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(await Promise.all(failing)).toEqual([expect.stringMatching(/cancel/), expect.stringMatching(/cancel/)]);
+    } finally {
+      await blocker.query('rollback').catch(() => {});
+      await blocker.end();
+    }
+  });
+});
