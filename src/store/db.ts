@@ -48,7 +48,7 @@ function openSqlite(file: string): Database {
   return {
     db,
     dialect: 'sqlite',
-    tx: groupCommit(db, conn, (c) => registerDialect(c, 'sqlite')),
+    tx: groupCommit(db, conn, (c) => registerDialect(c, 'sqlite'), reader?.endSnapshot),
     lock: async () => {},
     close: async () => {
       await checkpointer?.stop();

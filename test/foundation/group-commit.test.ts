@@ -69,6 +69,18 @@ describe('SQLite group commit', () => {
     expect(await committed('f')).toEqual(['f1', 'f3']);
   });
 
+  it('rolls back a transaction alone in its turn that throws, and keeps the next one', async () => {
+    await expect(
+      database.tx(async (trx) => {
+        await insertRow(trx, 'accounts', account('s1'));
+        throw new Error('alone and wrong');
+      }),
+    ).rejects.toThrow('alone and wrong');
+    await new Promise((r) => setImmediate(r));
+    await database.tx((trx) => insertRow(trx, 'accounts', account('s2')));
+    expect(await committed('s')).toEqual(['s2']);
+  });
+
   it('tells every caller of a batch that failed as a whole, and keeps nothing of it', async () => {
     const outcomes = await Promise.allSettled([
       database.tx((trx) => insertRow(trx, 'accounts', account('w1'))),
