@@ -142,6 +142,6 @@ export class CallbackWorker {
 
   /** Writes one outcome, only while this worker still holds the lease. */
   private async write(taskId: string, patch: Updateable<CallbacksTable>): Promise<void> {
-    await this.deps.database.db.updateTable('callbacks').set(patch).where('task_id', '=', taskId).where('locked_by', '=', this.workerId).execute();
+    await this.deps.database.write((w) => w.updateTable('callbacks').set(patch).where('task_id', '=', taskId).where('locked_by', '=', this.workerId).execute());
   }
 }

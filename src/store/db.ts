@@ -21,6 +21,13 @@ export interface Database {
    * snapshot; callers of one event-loop turn share a commit, each in its own savepoint: group-commit.ts).
    */
   tx<T>(fn: (trx: Kysely<DB>) => Promise<T>): Promise<T>;
+  /**
+   * Runs a write that needs no transaction of its own (one statement, or several that may commit
+   * apart): on SQLite it joins the next group commit, since a commit of its own writes the WAL
+   * every time; on PostgreSQL it runs as is (autocommit, no BEGIN/COMMIT round trips). Resolves
+   * only once it is committed, like tx.
+   */
+  write<T>(fn: (db: Kysely<DB>) => Promise<T>): Promise<T>;
   /** Inside tx: serialises callers on `name` until the transaction ends (PostgreSQL advisory lock; SQLite already holds the write lock). */
   lock(trx: Kysely<DB>, name: string): Promise<void>;
   close(): Promise<void>;
@@ -45,10 +52,12 @@ function openSqlite(file: string): Database {
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(conn, { beforeWrite: reader?.endSnapshot }) }) });
   if (reader) registerFastReader(db, reader.read);
   registerDialect(db, 'sqlite');
+  const tx = groupCommit(db, conn, (c) => registerDialect(c, 'sqlite'), reader?.endSnapshot);
   return {
     db,
     dialect: 'sqlite',
-    tx: groupCommit(db, conn, (c) => registerDialect(c, 'sqlite'), reader?.endSnapshot),
+    tx,
+    write: tx,
     lock: async () => {},
     close: async () => {
       await checkpointer?.stop();
@@ -117,6 +126,7 @@ function openPostgres(url: string, poolSize: number, prepared: boolean): Databas
         registerDialect(trx, 'postgres');
         return fn(trx);
       }),
+    write: (fn) => fn(db),
     lock: async (trx, name) => {
       await sql`select pg_advisory_xact_lock(${String(lockKey(name))}::bigint)`.execute(trx);
     },

@@ -74,7 +74,7 @@ export async function callbackDue(trx: Kysely<DB>, taskId: string, now: number):
 
 /** Updates a task this worker still holds the lease of (not a state change: progress, schedule, retry count). */
 export async function updateHeld(deps: EngineDeps, taskId: string, patch: Updateable<TasksTable>): Promise<void> {
-  await updateWhere(deps.database.db, 'tasks', { ...patch, updated_at: deps.clock.now() }, { id: taskId, locked_by: deps.workerId });
+  await deps.database.write((w) => updateWhere(w, 'tasks', { ...patch, updated_at: deps.clock.now() }, { id: taskId, locked_by: deps.workerId }));
 }
 
 /**
@@ -90,13 +90,15 @@ export function keepNotice(task: TaskWork, runAt: number): number {
 export async function release(deps: EngineDeps, task: TaskWork, afterMs: number, patch: Updateable<TasksTable> = {}): Promise<void> {
   const runAt = Math.min(deps.clock.now() + afterMs, Number(task.deadline_at));
   const next = keepNotice(task, runAt);
-  await deps.database.db
-    .updateTable('tasks')
-    .set({ ...patch, locked_until: null, locked_by: null, updated_at: deps.clock.now() })
-    .set({ run_at: next })
-    .where('id', '=', task.id)
-    .where('locked_by', '=', deps.workerId)
-    .execute();
+  await deps.database.write((w) =>
+    w
+      .updateTable('tasks')
+      .set({ ...patch, locked_until: null, locked_by: null, updated_at: deps.clock.now() })
+      .set({ run_at: next })
+      .where('id', '=', task.id)
+      .where('locked_by', '=', deps.workerId)
+      .execute(),
+  );
 }
 
 /**
