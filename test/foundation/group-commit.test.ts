@@ -81,6 +81,24 @@ describe('SQLite group commit', () => {
     expect(await committed('s')).toEqual(['s2']);
   });
 
+  it('commits single writes (Database.write) with the transactions of their turn; a failing one loses only itself', async () => {
+    const outcomes = await Promise.allSettled([
+      database.write((w) => insertRow(w, 'accounts', account('u1'))),
+      database.tx((trx) => insertRow(trx, 'accounts', account('u2'))),
+      database.write((w) => insertRow(w, 'accounts', account('u1'))),
+      database.write((w) => w.updateTable('accounts').set({ name: 'written' }).where('id', '=', 'u2').execute()),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    // Settled means committed: another connection sees it.
+    expect(await committed('u')).toEqual(['u1', 'u2']);
+    const other = openDatabase(t.url);
+    try {
+      expect((await other.db.selectFrom('accounts').select('name').where('id', '=', 'u2').executeTakeFirst())?.name).toBe('written');
+    } finally {
+      await other.close();
+    }
+  });
+
   it('tells every caller of a batch that failed as a whole, and keeps nothing of it', async () => {
     const outcomes = await Promise.allSettled([
       database.tx((trx) => insertRow(trx, 'accounts', account('w1'))),
