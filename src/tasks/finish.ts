@@ -125,7 +125,7 @@ async function commit(
         kind: f === frame ? ('image' as const) : KIND_OF_MODEL[job.kind], format: null, seconds: null, expires_at: expiresAt,
       })),
     );
-    await callbackDue(trx, task.id, now);
+    await callbackDue(trx, task, now);
     return true;
   });
   if (moved) finishedSignals(deps, task);

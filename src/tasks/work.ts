@@ -67,9 +67,10 @@ export function pollDelay(deps: EngineDeps, kind: string, sinceHandOffMs: number
   return deps.settings.upstreamPollMs * Math.min(4, 1 + Math.floor(Math.max(0, sinceHandOffMs) / 60_000));
 }
 
-/** Marks the callback outbox row due (issue 6 delivers it); a no-op for tasks without a callBackUrl. */
-export async function callbackDue(trx: Kysely<DB>, taskId: string, now: number): Promise<void> {
-  await trx.updateTable('callbacks').set({ due_at: now }).where('task_id', '=', taskId).where('due_at', 'is', null).execute();
+/** Marks the callback outbox row due (issue 6 delivers it); tasks without a callBackUrl have none, so nothing is written for them. */
+export async function callbackDue(trx: Kysely<DB>, task: TaskWork, now: number): Promise<void> {
+  if (!task.callback_url) return;
+  await trx.updateTable('callbacks').set({ due_at: now }).where('task_id', '=', task.id).where('due_at', 'is', null).execute();
 }
 
 /** Updates a task this worker still holds the lease of (not a state change: progress, schedule, retry count). */
@@ -116,7 +117,7 @@ export async function failTask(deps: EngineDeps, task: TaskWork, kind: FailKind,
     );
     if (!ok) return false;
     await deps.ledger.refund(trx, task.id, 'refund', `task ${task.id} failed (${code})`);
-    await callbackDue(trx, task.id, now);
+    await callbackDue(trx, task, now);
     return true;
   });
   if (moved) {
