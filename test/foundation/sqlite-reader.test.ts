@@ -73,6 +73,14 @@ describe('SQLite hot reads share a snapshot per turn', () => {
     expect(await nameOf('r1')).toBe('from the CLI');
   });
 
+  it('builds rows with every column under its own name, whatever the name', async () => {
+    const read = precompile(database.db, 1, (id) =>
+      database.db.selectFrom('accounts').select(['id', 'balance_micros as a "quoted" \\name', 'created_at', 'rate_read_limit']).where('id', '=', id),
+    );
+    expect(await read('r1')).toEqual([{ id: 'r1', 'a "quoted" \\name': 0, created_at: 1, rate_read_limit: null }]);
+    expect(await read('nobody')).toEqual([]);
+  });
+
   it('holds no read transaction between turns, so checkpoints can restart the WAL', async () => {
     await nameOf('r1');
     await nextTurn();
