@@ -58,7 +58,8 @@ export class Accounts {
     private readonly accessChanged: () => void = () => {},
   ) {
     const { db } = database;
-    this.readBalance = readByKey(database, 'id', () => db.selectFrom('accounts').select(['id', 'balance_micros']), (r) => r.id);
+    // Balance polls are answered from kept results while nothing has been committed (SQLite).
+    this.readBalance = readByKey(database, 'id', () => db.selectFrom('accounts').select(['id', 'balance_micros']), (r) => r.id, { cached: true });
   }
 
   /** The committed balance in micro-USD (0 for an unknown account); the hot path of GET /user/balance. */

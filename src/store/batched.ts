@@ -19,11 +19,17 @@ interface Waiter<R> {
  * turn share one query, `where <column> = any($1)`: every query is a round trip through the pg
  * driver and the server (parse, bind, execute, socket writes and reads, the row description), and
  * under load one turn answers many requests, so a batch of them costs little more than one. On
- * SQLite (in process, synchronous) each read runs alone, as `precompile` runs it.
+ * SQLite (in process, synchronous) each read runs alone, as `precompile` runs it (`cached`: see there).
  */
-export function readByKey<R>(database: Database, column: string, build: () => Where<R>, keyOf: (row: R) => string): (key: string) => Promise<R[]> {
+export function readByKey<R>(
+  database: Database,
+  column: string,
+  build: () => Where<R>,
+  keyOf: (row: R) => string,
+  opts?: { cached?: boolean },
+): (key: string) => Promise<R[]> {
   const { db } = database;
-  if (database.dialect !== 'postgres') return precompile(db, 1, (key) => build().where(column, '=', key));
+  if (database.dialect !== 'postgres') return precompile(db, 1, (key) => build().where(column, '=', key), opts);
   const readMany = precompile(db as Kysely<unknown>, 1, (keys) => build().where(column, '=', sql`any(${keys})`));
   let pending = new Map<string, Array<Waiter<R>>>();
 

@@ -4,7 +4,7 @@ import type { Compilable, Insertable, Kysely, QueryResult, Updateable } from 'ky
  * Runs a compiled SELECT on a side path: on SQLite a read-only connection (synchronous; sees
  * committed data), on PostgreSQL a named prepared statement on the pool.
  */
-export type FastReader = (sql: string, parameters: readonly unknown[]) => unknown[] | Promise<unknown[]>;
+export type FastReader = (sql: string, parameters: readonly unknown[], opts?: { cached?: boolean }) => unknown[] | Promise<unknown[]>;
 
 const fastReaders = new WeakMap<object, FastReader>();
 
@@ -20,14 +20,15 @@ export function registerFastReader(db: Kysely<any>, reader: FastReader): void {
  * parameter value. A SELECT on the main handle goes to its fast reader: on SQLite a read-only WAL
  * connection, so it neither waits for nor sees an open write transaction; on PostgreSQL a named
  * prepared statement, parsed and planned once per connection. Inside a transaction (another
- * handle) it runs through Kysely as usual.
+ * handle) it runs through Kysely as usual. With `cached`, SQLite's reader may answer from the
+ * results it keeps while the database has not changed (the rows are then frozen and shared).
  */
-export function precompile<R, DBT>(db: Kysely<DBT>, arity: number, build: (...args: string[]) => Compilable<R>) {
+export function precompile<R, DBT>(db: Kysely<DBT>, arity: number, build: (...args: string[]) => Compilable<R>, opts?: { cached?: boolean }) {
   const { compiled, bind } = compileWithSlots(arity, build);
   const fast = compiled.query.kind === 'SelectQueryNode' ? fastReaders.get(db) : undefined;
   return async (...args: unknown[]): Promise<R[]> => {
     const parameters = bind(args);
-    if (fast) return (await fast(compiled.sql, parameters)) as R[];
+    if (fast) return (await fast(compiled.sql, parameters, opts)) as R[];
     const result = await db.executeQuery<R>({ ...compiled, parameters });
     return result.rows;
   };

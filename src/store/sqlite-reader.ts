@@ -57,13 +57,15 @@ export function openReader(file: string) {
   };
   const begin = conn.prepare('BEGIN');
   const commit = conn.prepare('COMMIT');
+  const results = resultCache(conn);
   let open = false;
   const endSnapshot = (): void => {
+    results.recheck();
     if (!open) return;
     open = false;
     if (conn.inTransaction) commit.run();
   };
-  const read = (text: string, params: readonly unknown[]): unknown[] => {
+  const uncached = (text: string, params: readonly unknown[]): unknown[] => {
     if (!open) {
       begin.run();
       open = true;
@@ -71,7 +73,54 @@ export function openReader(file: string) {
     }
     return statementOf(text)(params);
   };
+  const read = (text: string, params: readonly unknown[], opts?: { cached?: boolean }): unknown[] =>
+    opts?.cached ? results.get(text, params, () => uncached(text, params)) : uncached(text, params);
   return { conn, read, endSnapshot };
+}
+
+/** Most results `resultCache` keeps; past it the cache starts again empty. */
+const MAX_CACHED_RESULTS = 10_000;
+
+/**
+ * The results of reads asked for with `cached`, kept while the database has not changed. SQLite's
+ * `data_version` (of this read connection) changes whenever another connection commits: this
+ * process's main connection, the CLI, another process on the same file. It is read once per
+ * event-loop turn and again after each commit of this process (`recheck`), before any kept result
+ * is used; a result missing is read after that check, so it is never older than the version it is
+ * kept under, and it is served only while that version is still current. The rows are frozen:
+ * callers share them. A hit costs the turn's one `data_version` read and a map lookup instead of
+ * the read and its snapshot (a balance poll: measured in decision 0013).
+ */
+function resultCache(conn: SqliteDatabase.Database) {
+  const dataVersion = conn.prepare('PRAGMA data_version').pluck();
+  const kept = new Map<string, unknown[]>();
+  let version: unknown;
+  let checked = false;
+  const recheck = (): void => {
+    checked = false;
+  };
+  return {
+    recheck,
+    get(text: string, params: readonly unknown[], run: () => unknown[]): unknown[] {
+      if (!checked) {
+        checked = true;
+        setImmediate(recheck);
+        const now = dataVersion.get();
+        if (now !== version) {
+          kept.clear();
+          version = now;
+        }
+      }
+      const key = `${text}\u0000${JSON.stringify(params)}`;
+      let rows = kept.get(key);
+      if (!rows) {
+        rows = Object.freeze(run().map((r) => Object.freeze(r))) as unknown[];
+        if (kept.size >= MAX_CACHED_RESULTS) kept.clear();
+        kept.set(key, rows);
+      }
+      return rows;
+    },
+  };
 }
 
 /**

@@ -42,6 +42,9 @@ describe.each(dialects())('gengate CLI on %s', (dialect) => {
 
     const topup = JSON.parse((await gengate(['account', 'topup', account.id, '--amount', '1.25', '--note', 'wire', '--json'], env)).stdout);
     expect(topup.account.balance).toBe('4.7500');
+    // The server answered this balance before (SQLite keeps it): it sees the CLI's commit.
+    const topped = await fetch(`${server.url}/api/v1/user/balance`, { headers: { authorization: `Bearer ${apiKey}` } });
+    expect((await topped.json()).data.balance).toBe('4.7500');
     expect(JSON.parse((await gengate(['account', 'disable', account.id, '--json'], env)).stdout).account.status).toBe('disabled');
     const refused = await fetch(`${server.url}/api/v1/user/balance`, { headers: { authorization: `Bearer ${apiKey}` } });
     expect(refused.status).toBe(403);

@@ -90,3 +90,84 @@ describe('SQLite hot reads share a snapshot per turn', () => {
     expect(result[0]!.log).toBe(0);
   });
 });
+
+/**
+ * Reads asked for with `cached` (balance polls) are answered from kept results while SQLite's
+ * data_version says nothing has been committed. What a caller must see all the same: every commit of
+ * this process at once, another process's commit from the next turn on, nothing uncommitted.
+ */
+describe('SQLite cached hot reads', () => {
+  let dir: string;
+  let database: Database;
+  let other: SqliteDatabase.Database;
+  let read: (id: string) => Promise<unknown[]>;
+  const balanceOf = async (id: string) => ((await read(id))[0] as { balance_micros: number } | undefined)?.balance_micros;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'gengate-reader-cache-'));
+    const file = path.join(dir, 'gengate.db');
+    database = openDatabase(`sqlite:${file}`);
+    await migrate(database);
+    other = new SqliteDatabase(file);
+    other.pragma('busy_timeout = 10000');
+    read = precompile(database.db, 1, (id) => database.db.selectFrom('accounts').select(['id', 'balance_micros']).where('id', '=', id), { cached: true });
+    for (const id of ['c1', 'c2']) {
+      await insertRow(database.db, 'accounts', { id, name: id, status: 'active', balance_micros: 100, webhook_secret: `whsec_${id}`, created_at: 1 });
+    }
+  });
+  afterAll(async () => {
+    other.close();
+    await database.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('serves a kept, frozen result while nothing has been committed', async () => {
+    const first = await read('c1');
+    await nextTurn();
+    const again = await read('c1');
+    expect(again).toBe(first);
+    expect(Object.isFrozen(again)).toBe(true);
+    expect(Object.isFrozen(again[0])).toBe(true);
+    expect(await read('nobody')).toEqual([]);
+  });
+
+  it('sees every commit of this process at once: plain, in a transaction, through write()', async () => {
+    expect(await balanceOf('c1')).toBe(100);
+    await database.db.updateTable('accounts').set({ balance_micros: 200 }).where('id', '=', 'c1').execute();
+    expect(await balanceOf('c1')).toBe(200);
+    await database.tx(async (trx) => {
+      await trx.updateTable('accounts').set({ balance_micros: 300 }).where('id', '=', 'c1').execute();
+    });
+    expect(await balanceOf('c1')).toBe(300);
+    await database.write(async (w) => {
+      await w.updateTable('accounts').set({ balance_micros: 400 }).where('id', '=', 'c1').execute();
+    });
+    expect(await balanceOf('c1')).toBe(400);
+  });
+
+  it('never serves a transaction of this process that has not committed yet', async () => {
+    let inside: number | undefined;
+    await database.tx(async (trx) => {
+      await trx.updateTable('accounts').set({ balance_micros: 500 }).where('id', '=', 'c1').execute();
+      inside = await balanceOf('c1');
+    });
+    expect(inside).toBe(400);
+    expect(await balanceOf('c1')).toBe(500);
+  });
+
+  it('sees another process’s commit from the next turn on, also for a result read after that commit', async () => {
+    await nextTurn();
+    // A kept result: this turn checks the version but opens no snapshot.
+    expect(await balanceOf('c1')).toBe(500);
+    other.prepare(`update accounts set balance_micros = balance_micros + 1 where id in ('c1', 'c2')`).run();
+    // c2, missing, is read after the commit: it is newer than the version this turn checked ...
+    expect(await balanceOf('c2')).toBe(101);
+    await nextTurn();
+    // ... and the next turn sees the new version: c1 is read again, not served from before.
+    expect(await balanceOf('c1')).toBe(501);
+    expect(await balanceOf('c2')).toBe(101);
+    other.prepare(`update accounts set balance_micros = 7 where id = 'c2'`).run();
+    await nextTurn();
+    expect(await balanceOf('c2')).toBe(7);
+  });
+});
