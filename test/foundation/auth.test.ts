@@ -16,6 +16,7 @@ describe.each(dialects())('keys, accounts and /user/balance on %s', (dialect) =>
     const r = await s.call('GET', '/api/v1/user/balance', { key });
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ code: 200, msg: 'success', data: { balance: '12.3400', currency: 'USD', balanceRub: 1141.45 } });
+    expect(r.headers.get('content-type')).toBe('application/json; charset=utf-8');
     await s.services.database.tx((t) => s.services.ledger.charge(t, id, 1_405_000, 'bal-task', 'x'));
     const after = await s.call('GET', '/api/v1/user/balance', { key });
     expect(after.body.data).toEqual({ balance: '10.9350', currency: 'USD', balanceRub: 1011.49 });
