@@ -8,33 +8,39 @@ import { openDatabase, type Database } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { insertRow, precompile } from '../../src/store/prepared.js';
 
+/** A migrated SQLite database in a new folder, and another process's connection (the CLI) writing the same file. */
+async function openWithOther(prefix: string) {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  const file = path.join(dir, 'gengate.db');
+  const database = openDatabase(`sqlite:${file}`);
+  await migrate(database);
+  const other = new SqliteDatabase(file);
+  other.pragma('busy_timeout = 10000');
+  const close = async () => {
+    other.close();
+    await database.close();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { database, other, close };
+}
+
 /**
  * The precompiled reads of one event-loop turn share one read transaction on SQLite's side
  * connection (sqlite-reader.ts). What a caller must still see: every write of this process made
  * before the read, in the same turn too, and another process's commit from the next turn on.
  */
 describe('SQLite hot reads share a snapshot per turn', () => {
-  let dir: string;
   let database: Database;
   let other: SqliteDatabase.Database;
+  let close: () => Promise<void>;
   let nameOf: (id: string) => Promise<string | undefined>;
 
   beforeAll(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'gengate-reader-'));
-    const file = path.join(dir, 'gengate.db');
-    database = openDatabase(`sqlite:${file}`);
-    await migrate(database);
-    // Another process's connection (the CLI), writing the same file.
-    other = new SqliteDatabase(file);
-    other.pragma('busy_timeout = 10000');
+    ({ database, other, close } = await openWithOther('gengate-reader-'));
     const read = precompile(database.db, 1, (id) => database.db.selectFrom('accounts').select('name').where('id', '=', id));
     nameOf = async (id) => ((await read(id))[0] as { name: string } | undefined)?.name;
   });
-  afterAll(async () => {
-    other.close();
-    await database.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => close());
 
   const account = (id: string, name: string) => ({ id, name, status: 'active' as const, balance_micros: 0, webhook_secret: `whsec_${id}`, created_at: 1 });
 
@@ -97,29 +103,20 @@ describe('SQLite hot reads share a snapshot per turn', () => {
  * this process at once, another process's commit from the next turn on, nothing uncommitted.
  */
 describe('SQLite cached hot reads', () => {
-  let dir: string;
   let database: Database;
   let other: SqliteDatabase.Database;
+  let close: () => Promise<void>;
   let read: (id: string) => Promise<unknown[]>;
   const balanceOf = async (id: string) => ((await read(id))[0] as { balance_micros: number } | undefined)?.balance_micros;
 
   beforeAll(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'gengate-reader-cache-'));
-    const file = path.join(dir, 'gengate.db');
-    database = openDatabase(`sqlite:${file}`);
-    await migrate(database);
-    other = new SqliteDatabase(file);
-    other.pragma('busy_timeout = 10000');
+    ({ database, other, close } = await openWithOther('gengate-reader-cache-'));
     read = precompile(database.db, 1, (id) => database.db.selectFrom('accounts').select(['id', 'balance_micros']).where('id', '=', id), { cached: true });
     for (const id of ['c1', 'c2']) {
       await insertRow(database.db, 'accounts', { id, name: id, status: 'active', balance_micros: 100, webhook_secret: `whsec_${id}`, created_at: 1 });
     }
   });
-  afterAll(async () => {
-    other.close();
-    await database.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => close());
 
   it('serves a kept, frozen result while nothing has been committed', async () => {
     const first = await read('c1');
