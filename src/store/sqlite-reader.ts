@@ -4,7 +4,8 @@ import SqliteDatabase from 'better-sqlite3';
  * Kysely prepares every statement anew; preparing costs more than running a small query, so keep
  * the prepared statements by SQL text (bounded). Safe because Kysely runs one query at a time on
  * the single SQLite connection. `beforeWrite` is called before a statement that is not a plain
- * read (a write, `insert ... returning`, or transaction control such as COMMIT) is handed out (it runs at once: Kysely's SQLite driver is synchronous underneath).
+ * read (a write, `insert ... returning`, or transaction control such as COMMIT) is handed out; the
+ * statement runs at once after that, since Kysely's SQLite driver is synchronous underneath.
  */
 export function withStatementCache(conn: SqliteDatabase.Database, opts: { max?: number; beforeWrite?: () => void } = {}) {
   const max = opts.max ?? 500;
