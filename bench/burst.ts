@@ -12,7 +12,7 @@ const BODY = JSON.stringify({ model: 'google/nano-banana', input: { prompt: 'bur
 /** Tops up the first account of the database under `dataDir` by `usd` through the real CLI. */
 export async function topUp(dataDir: string, usd: number): Promise<void> {
   const env = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
-  const cli = (args: string[]) => execFileSync(process.execPath, ['bin/gengate.js', ...args], { env, encoding: 'utf8' });
+  const cli = (args: string[]) => execFileSync(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { env, encoding: 'utf8' });
   const { accounts } = JSON.parse(cli(['account', 'list', '--json'])) as { accounts: Array<{ id: string }> };
   cli(['account', 'topup', accounts[0]!.id, '--amount', String(usd), '--note', 'bench', '--json']);
 }
@@ -92,7 +92,7 @@ export async function benchBurst(n: number): Promise<BurstResult> {
     const creating = Promise.all(Array.from({ length: 32 }, client));
     let c = counts();
     const deadline = started + 10 * 60_000;
-    for (let done = false; !done && Date.now() < deadline; ) {
+    for (let done = false; !done && Date.now() < deadline;) {
       await sleep(200);
       c = counts();
       peakInFlight = Math.max(peakInFlight, c.total - c.final);

@@ -19,7 +19,14 @@ export async function benchCallbacks(n = Number(process.env.BENCH_CALLBACKS ?? 5
   });
   await new Promise<void>((ok) => receiver.listen(0, '127.0.0.1', ok));
   const port = (receiver.address() as { port: number }).port;
-  const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'silent', ALLOW_PRIVATE_NETWORK: 'true', FIRST_RUN_ACCOUNT: 'false', MODERATION_IMAGES: 'off', CALLBACK_CONCURRENCY: process.env.BENCH_CALLBACK_CONCURRENCY ?? '64' });
+  const config = loadConfig({
+    DATA_DIR: dir,
+    LOG_LEVEL: 'silent',
+    ALLOW_PRIVATE_NETWORK: 'true',
+    FIRST_RUN_ACCOUNT: 'false',
+    MODERATION_IMAGES: 'off',
+    CALLBACK_CONCURRENCY: process.env.BENCH_CALLBACK_CONCURRENCY ?? '64',
+  });
   const s = await buildServices(config);
   try {
     const { account } = await s.accounts.create('bench', 0);
@@ -27,18 +34,49 @@ export async function benchCallbacks(n = Number(process.env.BENCH_CALLBACKS ?? 5
     await s.database.tx(async (trx) => {
       for (let i = 0; i < n; i++) {
         const id = `tk_bench${i}`;
-        await trx.insertInto('tasks').values({
-          id, account_id: account.id, model: s.catalog.models[0]!.id, state: 'fail', param: '{}', input: '{}', callback_url: `http://127.0.0.1:${port}/hook`,
-          price_micros: 0, final_micros: 0, auto_length: 0, is_draft: 0, progress: 0, fail_code: 501, fail_type: 'server_error', fail_msg: 'bench',
-          refunded: 1, files_expired: 0, backend: 'local', run_at: now, deadline_at: now, attempts: 0, created_at: now, updated_at: now, completed_at: now,
-        }).execute();
-        await trx.insertInto('callbacks').values({ task_id: id, url: `http://127.0.0.1:${port}/hook`, status: 'pending', attempts: 0, due_at: now, created_at: now }).execute();
+        await trx
+          .insertInto('tasks')
+          .values({
+            id,
+            account_id: account.id,
+            model: s.catalog.models[0]!.id,
+            state: 'fail',
+            param: '{}',
+            input: '{}',
+            callback_url: `http://127.0.0.1:${port}/hook`,
+            price_micros: 0,
+            final_micros: 0,
+            auto_length: 0,
+            is_draft: 0,
+            progress: 0,
+            fail_code: 501,
+            fail_type: 'server_error',
+            fail_msg: 'bench',
+            refunded: 1,
+            files_expired: 0,
+            backend: 'local',
+            run_at: now,
+            deadline_at: now,
+            attempts: 0,
+            created_at: now,
+            updated_at: now,
+            completed_at: now,
+          })
+          .execute();
+        await trx
+          .insertInto('callbacks')
+          .values({ task_id: id, url: `http://127.0.0.1:${port}/hook`, status: 'pending', attempts: 0, due_at: now, created_at: now })
+          .execute();
       }
     });
     const started = performance.now();
     s.callbacks.start();
     while (true) {
-      const row = await s.database.db.selectFrom('callbacks').select((eb) => eb.fn.countAll().as('n')).where('status', '=', 'delivered').executeTakeFirst();
+      const row = await s.database.db
+        .selectFrom('callbacks')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('status', '=', 'delivered')
+        .executeTakeFirst();
       if (Number(row?.n) >= n) break;
       await new Promise((ok) => setTimeout(ok, 20));
     }

@@ -64,7 +64,7 @@ export async function startProcess(args: string[], env: Record<string, string>, 
  */
 export async function settle(pid: number | undefined, limitMs = 30_000): Promise<void> {
   if (!pid) return;
-  for (const end = Date.now() + limitMs; Date.now() < end; ) {
+  for (const end = Date.now() + limitMs; Date.now() < end;) {
     const before = cpuMs(pid);
     await sleep(300);
     const after = cpuMs(pid);
@@ -79,8 +79,16 @@ export async function measure(
   opts: { headers?: Record<string, string>; method?: 'GET' | 'POST'; body?: string; seconds: number; connections: number; pid?: number },
 ): Promise<HttpResult> {
   const before = opts.pid ? cpuMs(opts.pid) : undefined;
-  const r = await autocannon({ url, headers: opts.headers, method: opts.method ?? 'GET', body: opts.body, duration: opts.seconds, connections: opts.connections });
+  const r = await autocannon({
+    url,
+    headers: opts.headers,
+    method: opts.method ?? 'GET',
+    body: opts.body,
+    duration: opts.seconds,
+    connections: opts.connections,
+  });
   const after = opts.pid ? cpuMs(opts.pid) : undefined;
-  const cpuUsPerReq = before !== undefined && after !== undefined && r.requests.total > 0 ? Math.round(((after - before) * 1000) / r.requests.total) : undefined;
+  const cpuUsPerReq =
+    before !== undefined && after !== undefined && r.requests.total > 0 ? Math.round(((after - before) * 1000) / r.requests.total) : undefined;
   return { name, reqPerSec: Math.round(r.requests.average), p99Ms: r.latency.p99, non2xx: r.non2xx, cpuUsPerReq };
 }

@@ -5,16 +5,25 @@ import path from 'node:path';
 import { measure, settle, startProcess, stopProcess, type HttpResult } from './http.js';
 import { benchValidate } from './validate.js';
 import { benchProbe } from './probe.js';
+import { benchProbeBinaries, benchUploadMemory } from './media.js';
 import { benchBurst, drain, topUp } from './burst.js';
 import { benchCallbacks } from './callbacks.js';
 import { benchUpload, type UploadBench } from './upload.js';
 import { benchRateLimitCheck } from './limits.js';
 import { benchScale, printScale } from './scale.js';
+import { benchStartup, printStartup } from './startup.js';
+import { benchClassifier, benchModerationAttack, printModeration } from './moderation.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
 /** BENCH_ONLY=http measures just the HTTP targets (quick iterations); anything else runs every section. */
 const httpOnly = process.env.BENCH_ONLY === 'http';
+/** BENCH_ONLY=startup measures just the start-up figures (builds dist/ first). */
+if (process.env.BENCH_ONLY === 'startup') {
+  const figures = await benchStartup();
+  printStartup(figures);
+  process.exit(figures.every((f) => f.pass !== false) ? 0 : 1);
+}
 
 interface Target {
   name: string;
@@ -56,15 +65,34 @@ function median(rs: HttpResult[]): HttpResult {
   return { ...sorted[Math.floor(sorted.length / 2)]!, non2xx: rs.reduce((n, r) => n + r.non2xx, 0) };
 }
 
+// Start-up first, while no other process of the bench runs.
+const startup = httpOnly ? [] : await benchStartup();
 const dataDir = mkdtempSync(path.join(tmpdir(), 'gengate-bench-'));
 const bare = await startProcess(['bench/bare-server.ts'], {}, path.join(dataDir, 'bare.log'));
 // A callback to a closed local port, tried again only after an hour: that task's callback stays pending.
-const gengate = await startProcess(['src/main.ts', 'serve'], { DATA_DIR: dataDir, PORT: '0', ALLOW_PRIVATE_NETWORK: 'true', CALLBACK_RETRY_DELAYS_MS: '3600000', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', RATE_LIMIT_READ: '1000000000', RATE_LIMIT_WRITE: '1000000000', RATE_LIMIT_PUBLIC: '1000000000' }, path.join(dataDir, 'gengate.log'));
+const gengate = await startProcess(
+  ['src/main.ts', 'serve'],
+  {
+    DATA_DIR: dataDir,
+    PORT: '0',
+    ALLOW_PRIVATE_NETWORK: 'true',
+    CALLBACK_RETRY_DELAYS_MS: '3600000',
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+    RATE_LIMIT_READ: '1000000000',
+    RATE_LIMIT_WRITE: '1000000000',
+    RATE_LIMIT_PUBLIC: '1000000000',
+  },
+  path.join(dataDir, 'gengate.log'),
+);
 const key = readFileSync(path.join(dataDir, 'first-api-key.txt'), 'utf8').trim();
 // The first-run account holds 10 USD; createTask at full speed needs more.
 await topUp(dataDir, 1_000_000);
 async function createOne(body: string): Promise<string> {
-  const created = await fetch(`${gengate.url}/api/v1/jobs/createTask`, { method: 'POST', body, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` } });
+  const created = await fetch(`${gengate.url}/api/v1/jobs/createTask`, {
+    method: 'POST',
+    body,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+  });
   return ((await created.json()) as { data: { taskId: string } }).data.taskId;
 }
 const taskId = await createOne(CREATE_BODY);
@@ -100,7 +128,14 @@ try {
     const ratio = Math.round((r.reqPerSec / base.reqPerSec) * 1000) / 1000;
     // For information: the same comparison by server CPU per request, which the load generator's own ceiling does not cap.
     const cpuRatio = base.cpuUsPerReq && r.cpuUsPerReq ? Math.round((base.cpuUsPerReq / r.cpuUsPerReq) * 1000) / 1000 : undefined;
-    results.push({ ...r, ratio, cpuRatio, minRatio: t.minRatio, pass: t.minRatio === undefined ? undefined : ratio >= t.minRatio && r.non2xx === 0, info: t.minRatio === undefined });
+    results.push({
+      ...r,
+      ratio,
+      cpuRatio,
+      minRatio: t.minRatio,
+      pass: t.minRatio === undefined ? undefined : ratio >= t.minRatio && r.non2xx === 0,
+      info: t.minRatio === undefined,
+    });
   }
   if (!httpOnly) upload = await benchUpload({ url: gengate.url, key, pid: gengate.child.pid!, dir: dataDir });
 } finally {
@@ -111,7 +146,16 @@ try {
 /** The HTTP table: each target's req/s, p99, CPU per request and ratio to the bare server. */
 function printHttp(): void {
   console.log(`\nconnections=${connections}, ${seconds}s per target and round, median of ${process.env.BENCH_ROUNDS ?? 3} rounds, node ${process.version}\n`);
-  console.log('target'.padEnd(36), 'req/s'.padStart(9), 'p99 ms'.padStart(8), 'cpu µs/req'.padStart(11), 'cpu ratio'.padStart(10), 'ratio'.padStart(7), 'min'.padStart(5), ' result');
+  console.log(
+    'target'.padEnd(36),
+    'req/s'.padStart(9),
+    'p99 ms'.padStart(8),
+    'cpu µs/req'.padStart(11),
+    'cpu ratio'.padStart(10),
+    'ratio'.padStart(7),
+    'min'.padStart(5),
+    ' result',
+  );
   for (const r of results) {
     console.log(
       r.name.padEnd(36),
@@ -141,9 +185,16 @@ for (const [run, maxMs] of [
   micro.push({ ...r, maxMs, pass: r.medianMs < maxMs });
 }
 
+// Issue 17: memory of the largest accepted video upload (server + ffmpeg under 512 MB), and the probe with each ffprobe found (for information).
+const uploadMemory = await benchUploadMemory();
+const probes = await benchProbeBinaries();
+
 // The engine burst: many tasks at once through a fresh server, none lost.
 const burst = await benchBurst(Number(process.env.BENCH_BURST ?? 10_000));
 const callbacks = await benchCallbacks();
+// Issue 17: one photo's content check, and another tenant's balance p99 while an account floods the check.
+const classifier = await benchClassifier();
+const attack = await benchModerationAttack({ seconds });
 // Issue target: the rate-limit check costs recordInfo under 5 % of its throughput, i.e. of its CPU per request.
 const limitCheck = await benchRateLimitCheck();
 // Optional: PostgreSQL scale-out (1 and 2 API processes, tasks/s per worker) when a PostgreSQL URL is given.
@@ -152,6 +203,7 @@ const recordInfoCpu = results.find((r) => r.name === 'GET /api/v1/jobs/recordInf
 const limitShare = recordInfoCpu ? Math.round((limitCheck.usPerCheck / recordInfoCpu) * 1000) / 10 : undefined;
 
 printHttp();
+printStartup(startup);
 console.log('');
 console.log(
   `engine burst: ${burst.tasks} tasks, ${burst.final} final (${burst.success} success), lost ${burst.lost}; ` +
@@ -169,10 +221,35 @@ console.log(
   `${limitCheck.name}: ${limitCheck.usPerCheck} µs per check = ${limitShare ?? '?'} % of recordInfo's ${recordInfoCpu ?? '?'} µs CPU per request (max 5 %)`,
   limitShare !== undefined && limitShare < 5 ? 'PASS' : 'FAIL',
 );
-console.log(`${callbacks.name}: ${callbacks.received}/${callbacks.deliveries} in ${callbacks.seconds} s, ${callbacks.perSec}/s (target ${callbacks.minPerSec}/s)`, callbacks.pass ? 'PASS' : 'FAIL');
+console.log(
+  `${callbacks.name}: ${callbacks.received}/${callbacks.deliveries} in ${callbacks.seconds} s, ${callbacks.perSec}/s (target ${callbacks.minPerSec}/s)`,
+  callbacks.pass ? 'PASS' : 'FAIL',
+);
+printModeration(classifier, attack);
 if (scale) printScale(scale);
 for (const m of micro) console.log(m.name.padEnd(60), `median ${m.medianMs.toFixed(3)} ms`.padStart(20), `(limit ${m.maxMs} ms)`, m.pass ? 'PASS' : 'FAIL');
+console.log(
+  `${uploadMemory.name}: ${uploadMemory.peakMb} MB (server ${uploadMemory.baseMb} MB before; ffmpeg ${uploadMemory.ffmpeg}; max 512)`,
+  uploadMemory.pass ? 'PASS' : 'FAIL',
+);
+for (const p of probes) console.log(`${p.name}: median ${p.medianMs} ms (for information; the default ffprobe is measured above)`);
 mkdirSync('bench/results', { recursive: true });
-writeFileSync('bench/results/latest.json', `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds, connections, http: results, micro, burst, callbacks, upload, limitCheck: { ...limitCheck, shareOfRecordInfoPercent: limitShare }, scale }, null, 2)}\n`);
+writeFileSync(
+  'bench/results/latest.json',
+  `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds, connections, http: results, startup, micro, burst, callbacks, classifier, attack, upload, uploadMemory, probes, limitCheck: { ...limitCheck, shareOfRecordInfoPercent: limitShare }, scale }, null, 2)}\n`,
+);
 console.log('\nwritten bench/results/latest.json');
-process.exit(results.every((r) => r.pass !== false) && micro.every((m) => m.pass) && burst.lost === 0 && callbacks.pass && upload?.pass !== false && scale?.oneApi.pass !== false ? 0 : 1);
+process.exit(
+  results.every((r) => r.pass !== false) &&
+    startup.every((f) => f.pass !== false) &&
+    micro.every((m) => m.pass) &&
+    burst.lost === 0 &&
+    callbacks.pass &&
+    classifier.pass &&
+    attack.pass &&
+    upload?.pass !== false &&
+    uploadMemory.pass &&
+    scale?.oneApi.pass !== false
+    ? 0
+    : 1,
+);

@@ -41,7 +41,9 @@ const sum = (rs: HttpResult[], name: string): HttpResult => ({
   reqPerSec: rs.reduce((s, r) => s + r.reqPerSec, 0),
   p99Ms: Math.max(...rs.map((r) => r.p99Ms)),
   non2xx: rs.reduce((s, r) => s + r.non2xx, 0),
-  cpuUsPerReq: rs.every((r) => r.cpuUsPerReq !== undefined) ? Math.round(rs.reduce((s, r) => s + r.cpuUsPerReq! * r.reqPerSec, 0) / rs.reduce((s, r) => s + r.reqPerSec, 0)) : undefined,
+  cpuUsPerReq: rs.every((r) => r.cpuUsPerReq !== undefined)
+    ? Math.round(rs.reduce((s, r) => s + r.cpuUsPerReq! * r.reqPerSec, 0) / rs.reduce((s, r) => s + r.reqPerSec, 0))
+    : undefined,
 });
 const mid = (rs: HttpResult[]) => [...rs].sort((a, b) => a.reqPerSec - b.reqPerSec)[Math.floor(rs.length / 2)]!;
 
@@ -58,9 +60,21 @@ export async function benchScale(opts: { seconds: number; connections: number; r
     const d = path.join(dir, `${role}-${i}`);
     mkdirSync(d, { recursive: true });
     return {
-      DATA_DIR: d, DATABASE_URL: database.url, PORT: '0', ROLE: role, FIRST_RUN_ACCOUNT: 'false', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
-      RATE_LIMIT_READ: '1000000000', RATE_LIMIT_WRITE: '1000000000', RATE_LIMIT_PUBLIC: '1000000000',
-      LOCAL_QUEUE_MS: '0', LOCAL_GENERATE_MS: '0', ENGINE_POLL_MS: '50', MODERATION_IMAGES: 'off',
+      DATA_DIR: d,
+      DATABASE_URL: database.url,
+      PORT: '0',
+      ROLE: role,
+      FIRST_RUN_ACCOUNT: 'false',
+      // Every process has its own DATA_DIR: the key that seals stored secrets must be the same for all (decision 0314).
+      GENGATE_SECRET_KEY: 'bench-scale-secret-key-0123456789abcdef',
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+      RATE_LIMIT_READ: '1000000000',
+      RATE_LIMIT_WRITE: '1000000000',
+      RATE_LIMIT_PUBLIC: '1000000000',
+      LOCAL_QUEUE_MS: '0',
+      LOCAL_GENERATE_MS: '0',
+      ENGINE_POLL_MS: '50',
+      MODERATION_IMAGES: 'off',
     };
   };
   const started: Array<Awaited<ReturnType<typeof startProcess>>> = [];
@@ -123,7 +137,9 @@ export async function benchScale(opts: { seconds: number; connections: number; r
           }
         }),
       );
-      const ws = await Promise.all(Array.from({ length: count }, (_, i) => start(['src/main.ts', 'serve'], env('worker', count * 10 + i), `worker-${count}-${i}.log`)));
+      const ws = await Promise.all(
+        Array.from({ length: count }, (_, i) => start(['src/main.ts', 'serve'], env('worker', count * 10 + i), `worker-${count}-${i}.log`)),
+      );
       const end = Date.now() + 10 * 60_000;
       let open = 1;
       while (open > 0 && Date.now() < end) {
@@ -131,10 +147,17 @@ export async function benchScale(opts: { seconds: number; connections: number; r
         open = Number((await pool.query(`select count(*) as n from tasks where created_at >= $1 and state not in ('success', 'fail')`, [since])).rows[0].n);
       }
       // Completion stamps, not wall time: the workers' start-up does not count.
-      const r = (await pool.query(`select count(*) as n, min(completed_at) as first, max(completed_at) as last from tasks where created_at >= $1`, [since])).rows[0];
+      const r = (await pool.query(`select count(*) as n, min(completed_at) as first, max(completed_at) as last from tasks where created_at >= $1`, [since]))
+        .rows[0];
       const secs = Math.max(0.001, (Number(r.last) - Number(r.first)) / 1000);
       const perSec = Math.round(((Number(r.n) - 1) / secs) * 10) / 10;
-      workers.push({ workers: count, tasks: Number(r.n), seconds: Math.round(secs * 10) / 10, tasksPerSec: perSec, tasksPerSecPerWorker: Math.round((perSec / count) * 10) / 10 });
+      workers.push({
+        workers: count,
+        tasks: Number(r.n),
+        seconds: Math.round(secs * 10) / 10,
+        tasksPerSec: perSec,
+        tasksPerSecPerWorker: Math.round((perSec / count) * 10) / 10,
+      });
       await Promise.all(ws.map((w) => stopProcess(w.child)));
     }
     await pool.end();
@@ -150,9 +173,13 @@ export async function benchScale(opts: { seconds: number; connections: number; r
 export function printScale(r: ScaleResult): void {
   console.log(`\nPostgreSQL scale-out (2 shared cores: the API processes, PostgreSQL and the load generator compete for them)`);
   console.log(`  bare Fastify hello-world: ${r.bare.reqPerSec} req/s`);
-  console.log(`  ${r.oneApi.name}: ${r.oneApi.reqPerSec} req/s, p99 ${r.oneApi.p99Ms} ms, ${r.oneApi.cpuUsPerReq ?? '?'} µs CPU/req, ratio ${r.oneApi.ratio} (min ${r.oneApi.minRatio})`, r.oneApi.pass ? 'PASS' : 'FAIL');
+  console.log(
+    `  ${r.oneApi.name}: ${r.oneApi.reqPerSec} req/s, p99 ${r.oneApi.p99Ms} ms, ${r.oneApi.cpuUsPerReq ?? '?'} µs CPU/req, ratio ${r.oneApi.ratio} (min ${r.oneApi.minRatio})`,
+    r.oneApi.pass ? 'PASS' : 'FAIL',
+  );
   console.log(`  ${r.twoApis.name}: ${r.twoApis.reqPerSec} req/s, p99 ${r.twoApis.p99Ms} ms, ratio ${r.twoApis.ratio}, ${r.twoApis.scaling}× one process`);
-  for (const w of r.workers) console.log(`  ${w.workers} worker(s): ${w.tasks} tasks in ${w.seconds} s = ${w.tasksPerSec} tasks/s (${w.tasksPerSecPerWorker} per worker)`);
+  for (const w of r.workers)
+    console.log(`  ${w.workers} worker(s): ${w.tasks} tasks in ${w.seconds} s = ${w.tasksPerSec} tasks/s (${w.tasksPerSecPerWorker} per worker)`);
 }
 
 // Alone: print, and merge into bench/results/latest.json.

@@ -62,7 +62,11 @@ function postFileNode(url: string, key: string, file: string, size: number): Pro
     const started = performance.now();
     const req = request(`${url}/api/v1/files/upload`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(head.length + size + tail.length) },
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+        'content-length': String(head.length + size + tail.length),
+      },
     });
     req.on('response', (res) => {
       let body = '';
@@ -107,7 +111,25 @@ export async function benchUpload(server: { url: string; key: string; pid: numbe
     const video = path.join(dir, 'big.mp4');
     // Lossless noise does not compress, so a few seconds of 720p reach the size; -fs stops at it.
     await runFfmpeg(
-      ['-f', 'lavfi', '-i', 'testsrc2=s=1280x720:r=30:d=30', '-vf', 'noise=alls=60:allf=t+u', '-c:v', 'libx264', '-preset', 'ultrafast', '-qp', '0', '-pix_fmt', 'yuv420p', '-fs', String(TARGET_BYTES), fileArg(video)],
+      [
+        '-f',
+        'lavfi',
+        '-i',
+        'testsrc2=s=1280x720:r=30:d=30',
+        '-vf',
+        'noise=alls=60:allf=t+u',
+        '-c:v',
+        'libx264',
+        '-preset',
+        'ultrafast',
+        '-qp',
+        '0',
+        '-pix_fmt',
+        'yuv420p',
+        '-fs',
+        String(TARGET_BYTES),
+        fileArg(video),
+      ],
       'bench: make the upload video',
       { timeoutMs: 600_000 },
     );
@@ -138,7 +160,16 @@ export async function benchUpload(server: { url: string; key: string; pid: numbe
     const ratio = Math.round((uploadMbPerSec / diskMbPerSec) * 1000) / 1000;
     const rssGrowthMb = Math.round((peak - base) * 10) / 10;
     const cachedWriteMbPerSec = Math.round(median(cached));
-    return { name: 'POST /api/v1/files/upload ~200 MB MP4', fileMb: Math.round(size / MB), diskMbPerSec, cachedWriteMbPerSec, uploadMbPerSec, ratio, rssGrowthMb, pass: ratio >= 0.5 && rssGrowthMb < 64 };
+    return {
+      name: 'POST /api/v1/files/upload ~200 MB MP4',
+      fileMb: Math.round(size / MB),
+      diskMbPerSec,
+      cachedWriteMbPerSec,
+      uploadMbPerSec,
+      ratio,
+      rssGrowthMb,
+      pass: ratio >= 0.5 && rssGrowthMb < 64,
+    };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -5,9 +5,7 @@ import { z } from 'zod';
 /** Thrown when the settings are wrong; main prints the message and exits with code 2. */
 export class ConfigError extends Error {}
 
-const bool = z
-  .union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no'])])
-  .transform((v) => v === true || v === 'true' || v === '1' || v === 'yes');
+const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no'])]).transform((v) => v === true || v === 'true' || v === '1' || v === 'yes');
 /** A yes/no setting with its default; a wrong value is refused naming what is allowed. */
 const flag = (byDefault: boolean) => bool.default(byDefault).describe('true or false (also 1/0, yes/no)');
 
@@ -18,84 +16,190 @@ const httpUrl = z
   .transform((u) => u.replace(/\/+$/, ''));
 
 /** Every setting GenGate reads, with its default. The README table documents the same list. */
-export const configSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(8080).describe('a whole number from 0 to 65535'),
-  HOST: z.string().min(1).default('127.0.0.1'),
-  DATA_DIR: z.string().min(1).default('./data'),
-  DATABASE_URL: z
-    .string()
-    .regex(/^(postgres(ql)?:\/\/|sqlite:)/, 'must be a postgres:// URL or sqlite:<path>')
-    .optional(),
-  DATABASE_PREPARED: flag(true),
-  PUBLIC_BASE_URL: httpUrl.optional(),
-  PRICING_BASE_URL: httpUrl.optional(),
-  ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
-  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
-  ERROR_STYLE: z.enum(['default', 'reference']).default('default'),
-  USD_RUB_RATE: z.coerce.number().positive().max(1_000_000).default(90).describe('a positive number of RUB per USD'),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  TOPUP_URL: httpUrl.optional(),
-  BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024).describe('a whole number of bytes from 1024 to 67108864'),
-  FIRST_RUN_ACCOUNT: flag(true),
-  GENGATE_CATALOG: z.string().min(1).optional(),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
-  RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(3600).default(10).describe('a whole number of seconds from 1 to 3600'),
-  RATE_LIMIT_WRITE: z.coerce.number().int().min(1).max(1_000_000_000).default(20).describe('a whole number of requests from 1 to 1000000000'),
-  RATE_LIMIT_READ: z.coerce.number().int().min(1).max(1_000_000_000).default(100).describe('a whole number of requests from 1 to 1000000000'),
-  RATE_LIMIT_PUBLIC: z.coerce.number().int().min(1).max(1_000_000_000).default(300).describe('a whole number of requests from 1 to 1000000000'),
-  TRUST_PROXY: flag(false),
-  AUTH_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1_000).describe('a whole number of milliseconds from 0 to 60000'),
-  RUN_ENGINE: flag(true),
-  ENGINE_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(500).describe('a whole number of milliseconds from 10 to 60000'),
-  ENGINE_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4).describe('a whole number from 1 to 256'),
-  ENGINE_LEASE_MS: z.coerce.number().int().min(500).max(3_600_000).default(30_000).describe('a whole number of milliseconds from 500 to 3600000'),
-  ENGINE_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5).describe('a whole number from 1 to 100'),
-  ENGINE_RETRY_MS: z.coerce.number().int().min(0).max(600_000).default(2_000).describe('a whole number of milliseconds from 0 to 600000'),
-  BACKEND_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).max(1_200_000).default(300_000).describe('a whole number of milliseconds from 100 to 1200000'),
-  LOCAL_QUEUE_MS: z.coerce.number().int().min(0).max(600_000).default(1_000).describe('a whole number of milliseconds from 0 to 600000'),
-  LOCAL_GENERATE_MS: z.coerce.number().int().min(0).max(600_000).default(3_000).describe('a whole number of milliseconds from 0 to 600000'),
-  LOCAL_FAIL: z.enum(['none', '400', 'nsfw', '422', '500', '501', '503', '504', 'hang', 'throw', 'garbage']).default('none'),
-  UPLOAD_MAX_IMAGE_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024 * 1024).default(30 * 1024 * 1024).describe('a whole number of bytes from 1024 to 1073741824'),
-  UPLOAD_MAX_MEDIA_BYTES: z.coerce.number().int().min(1024).max(16 * 1024 * 1024 * 1024).default(200 * 1024 * 1024).describe('a whole number of bytes from 1024 to 17179869184'),
-  UPLOAD_MAX_IMAGE_PIXELS: z.coerce.number().int().min(1).max(1_000_000_000).default(100_000_000).describe('a whole number of pixels from 1 to 1000000000'),
-  ALLOW_PRIVATE_NETWORK: flag(false),
-  CALLBACK_RETRY_DELAYS_MS: z
-    .string()
-    .regex(/^\d+(,\d+)*$/, 'must be comma-separated whole numbers of milliseconds')
-    .default('5000,30000,120000,600000,1800000,3600000,10800000')
-    .describe('comma-separated whole numbers of milliseconds, e.g. 5000,30000'),
-  CALLBACK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000).describe('a whole number of milliseconds from 100 to 60000'),
-  CALLBACK_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(64).describe('a whole number from 1 to 1024'),
-  MODEL_SWITCH_CACHE_MS: z.coerce.number().int().min(0).max(600_000).default(2_000).describe('a whole number of milliseconds from 0 to 600000'),
-  MODERATION_WORDS: z.string().default(''),
-  MODERATION_WORDS_FILE: z.string().min(1).optional(),
-  MODERATION_IMAGES: z.enum(['local', 'off']).default('local'),
-  MODERATION_IMAGE_THRESHOLD: z.coerce.number().min(0).max(1).default(0.7).describe('a number from 0 to 1'),
-  MODERATION_FAIL_OPEN: flag(false),
-  MODERATION_FETCH_MAX_BYTES: z.coerce.number().int().min(1024).max(100 * 1024 * 1024).default(30 * 1024 * 1024).describe('a whole number of bytes from 1024 to 104857600'),
-  MODERATION_FETCH_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000).describe('a whole number of milliseconds from 100 to 120000'),
-  ROLE: z.enum(['api', 'worker', 'all']).default('all'),
-  S3_ENDPOINT: httpUrl.optional(),
-  S3_BUCKET: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be an S3 bucket name: 3 to 63 lower-case letters, digits, dots and hyphens').optional(),
-  S3_REGION: z.string().min(1).default('us-east-1'),
-  S3_ACCESS_KEY_ID: z.string().min(1).optional(),
-  S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
-  S3_FORCE_PATH_STYLE: flag(false),
-  S3_CHECKSUMS: z.enum(['WHEN_SUPPORTED', 'WHEN_REQUIRED']).optional(),
-  S3_PREFIX: z.string().regex(/^[A-Za-z0-9._-]+\/$/, 'must be letters, digits, dots, hyphens or underscores ending in /, e.g. gengate/').optional(),
-  FILE_LINKS: z.enum(['proxy', 'presigned']).default('proxy'),
-  UPSTREAM_WEBHOOKS: flag(false),
-  UPSTREAM_POLL_MS: z.coerce.number().int().min(10).max(600_000).default(4_000).describe('a whole number of milliseconds from 10 to 600000'),
-  ROUTE_BREAKER_FAILURES: z.coerce.number().int().min(1).max(1000).default(5).describe('a whole number from 1 to 1000'),
-  ROUTE_BREAKER_COOLDOWN_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000).describe('a whole number of milliseconds from 0 to 3600000'),
-}).superRefine((c, ctx) => {
-  // Settings that only make sense together: named here so the error says what is missing.
-  const need = (ok: boolean, path: string, message: string) => ok || ctx.addIssue({ code: 'custom', path: [path], message });
-  need(!c.S3_ENDPOINT || !!c.S3_BUCKET, 'S3_BUCKET', 'is required when S3_ENDPOINT is set (the bucket GenGate keeps files in)');
-  need(!!c.S3_ACCESS_KEY_ID === !!c.S3_SECRET_ACCESS_KEY, c.S3_ACCESS_KEY_ID ? 'S3_SECRET_ACCESS_KEY' : 'S3_ACCESS_KEY_ID', 'S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be set together');
-  need(c.FILE_LINKS !== 'presigned' || !!c.S3_BUCKET, 'FILE_LINKS', 'presigned links need the S3 store (set S3_BUCKET), or use proxy');
-  need(c.ROLE !== 'worker' || c.RUN_ENGINE, 'RUN_ENGINE', 'cannot be false with ROLE=worker (a worker only runs the engine); use ROLE=api for an HTTP-only process');
-});
+export const configSchema = z
+  .object({
+    PORT: z.coerce.number().int().min(0).max(65535).default(8080).describe('a whole number from 0 to 65535'),
+    HOST: z.string().min(1).default('127.0.0.1'),
+    DATA_DIR: z.string().min(1).default('./data'),
+    DATABASE_URL: z
+      .string()
+      .regex(/^(postgres(ql)?:\/\/|sqlite:)/, 'must be a postgres:// URL or sqlite:<path>')
+      .optional(),
+    DATABASE_PREPARED: flag(true),
+    DATABASE_SLOW_TX_MS: z.coerce.number().int().min(0).max(60_000).optional().describe('a whole number of milliseconds from 0 to 60000'),
+    PUBLIC_BASE_URL: httpUrl.optional(),
+    PRICING_BASE_URL: httpUrl.optional(),
+    ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+    GENGATE_SECRET_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
+    GENGATE_SECRET_KEY_PREVIOUS: z.string().optional(),
+    METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+    ERROR_STYLE: z.enum(['default', 'reference']).default('default'),
+    USD_RUB_RATE: z.coerce.number().positive().max(1_000_000).default(90).describe('a positive number of RUB per USD'),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    TOPUP_URL: httpUrl.optional(),
+    BODY_LIMIT_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .max(64 * 1024 * 1024)
+      .default(1024 * 1024)
+      .describe('a whole number of bytes from 1024 to 67108864'),
+    FIRST_RUN_ACCOUNT: flag(true),
+    GENGATE_CATALOG: z.string().min(1).optional(),
+    REDIS_URL: z
+      .string()
+      .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+      .optional(),
+    RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(3600).default(10).describe('a whole number of seconds from 1 to 3600'),
+    RATE_LIMIT_WRITE: z.coerce.number().int().min(1).max(1_000_000_000).default(20).describe('a whole number of requests from 1 to 1000000000'),
+    RATE_LIMIT_READ: z.coerce.number().int().min(1).max(1_000_000_000).default(100).describe('a whole number of requests from 1 to 1000000000'),
+    RATE_LIMIT_PUBLIC: z.coerce.number().int().min(1).max(1_000_000_000).default(300).describe('a whole number of requests from 1 to 1000000000'),
+    TRUST_PROXY: flag(false),
+    CORS_ORIGINS: z
+      .string()
+      .default('')
+      .transform((v) =>
+        v
+          .split(',')
+          .map((o) => o.trim().replace(/\/+$/, ''))
+          .filter(Boolean),
+      )
+      .refine(
+        (list) => list.every((o) => /^https?:\/\/[^/\s?#@]+$/i.test(o)),
+        'must be comma-separated origins such as https://app.example.com (scheme, host and port only)',
+      )
+      .describe('comma-separated origins such as https://app.example.com'),
+    HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(20_000).describe('a whole number of milliseconds from 100 to 600000'),
+    HTTP_REQUEST_TIMEOUT_MS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(86_400_000)
+      .default(3_600_000)
+      .describe('a whole number of milliseconds from 0 (off) to 86400000'),
+    HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(72_000).describe('a whole number of milliseconds from 100 to 600000'),
+    HTTP_BODY_MIN_BYTES_PER_SECOND: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(1_000_000_000)
+      .default(500)
+      .describe('a whole number of bytes per second from 0 (off) to 1000000000'),
+    HTTP_BODY_RATE_WINDOW_MS: z.coerce.number().int().min(100).max(600_000).default(20_000).describe('a whole number of milliseconds from 100 to 600000'),
+    HTTP_MAX_CONNECTIONS_PER_ADDRESS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(1_000_000)
+      .default(256)
+      .describe('a whole number of connections from 0 (off) to 1000000'),
+    AUTH_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1_000).describe('a whole number of milliseconds from 0 to 60000'),
+    RUN_ENGINE: flag(true),
+    ENGINE_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(500).describe('a whole number of milliseconds from 10 to 60000'),
+    ENGINE_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4).describe('a whole number from 1 to 256'),
+    ENGINE_LEASE_MS: z.coerce.number().int().min(500).max(3_600_000).default(30_000).describe('a whole number of milliseconds from 500 to 3600000'),
+    ENGINE_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5).describe('a whole number from 1 to 100'),
+    ENGINE_RETRY_MS: z.coerce.number().int().min(0).max(600_000).default(2_000).describe('a whole number of milliseconds from 0 to 600000'),
+    BACKEND_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).max(1_200_000).default(300_000).describe('a whole number of milliseconds from 100 to 1200000'),
+    LOCAL_QUEUE_MS: z.coerce.number().int().min(0).max(600_000).default(1_000).describe('a whole number of milliseconds from 0 to 600000'),
+    LOCAL_GENERATE_MS: z.coerce.number().int().min(0).max(600_000).default(3_000).describe('a whole number of milliseconds from 0 to 600000'),
+    LOCAL_FAIL: z.enum(['none', '400', 'nsfw', '422', '500', '501', '503', '504', 'hang', 'throw', 'garbage']).default('none'),
+    UPLOAD_MAX_IMAGE_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .max(1024 * 1024 * 1024)
+      .default(30 * 1024 * 1024)
+      .describe('a whole number of bytes from 1024 to 1073741824'),
+    UPLOAD_MAX_MEDIA_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .max(16 * 1024 * 1024 * 1024)
+      .default(200 * 1024 * 1024)
+      .describe('a whole number of bytes from 1024 to 17179869184'),
+    UPLOAD_MAX_IMAGE_PIXELS: z.coerce.number().int().min(1).max(1_000_000_000).default(100_000_000).describe('a whole number of pixels from 1 to 1000000000'),
+    UPLOAD_MAX_VIDEO_SIDE: z.coerce.number().int().min(16).max(65_536).default(4096).describe('a whole number of pixels from 16 to 65536'),
+    UPLOAD_MAX_VIDEO_PIXELS: z.coerce
+      .number()
+      .int()
+      .min(256)
+      .max(1_000_000_000)
+      .default(4096 * 2160)
+      .describe('a whole number of pixels from 256 to 1000000000'),
+    UPLOAD_MAX_VIDEO_FPS: z.coerce.number().int().min(1).max(1000).default(120).describe('a whole number of frames per second from 1 to 1000'),
+    UPLOAD_MAX_VIDEO_FRAMES: z.coerce.number().int().min(1).max(10_000_000).default(3600).describe('a whole number of frames from 1 to 10000000'),
+    FFMPEG_PATH: z.string().min(1).optional(),
+    FFPROBE_PATH: z.string().min(1).optional(),
+    MEDIA_THREADS: z.coerce.number().int().min(1).max(64).default(2).describe('a whole number from 1 to 64'),
+    ALLOW_PRIVATE_NETWORK: flag(false),
+    CALLBACK_RETRY_DELAYS_MS: z
+      .string()
+      .regex(/^\d+(,\d+)*$/, 'must be comma-separated whole numbers of milliseconds')
+      .default('5000,30000,120000,600000,1800000,3600000,10800000')
+      .describe('comma-separated whole numbers of milliseconds, e.g. 5000,30000'),
+    CALLBACK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000).describe('a whole number of milliseconds from 100 to 60000'),
+    CALLBACK_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(64).describe('a whole number from 1 to 1024'),
+    MODEL_SWITCH_CACHE_MS: z.coerce.number().int().min(0).max(600_000).default(2_000).describe('a whole number of milliseconds from 0 to 600000'),
+    MODERATION_WORDS: z.string().default(''),
+    MODERATION_WORDS_FILE: z.string().min(1).optional(),
+    MODERATION_IMAGES: z.enum(['local', 'off']).default('local'),
+    MODERATION_IMAGE_THRESHOLD: z.coerce.number().min(0).max(1).default(0.7).describe('a number from 0 to 1'),
+    MODERATION_FAIL_OPEN: flag(false),
+    MODERATION_FETCH_MAX_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .max(100 * 1024 * 1024)
+      .default(30 * 1024 * 1024)
+      .describe('a whole number of bytes from 1024 to 104857600'),
+    MODERATION_FETCH_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000).describe('a whole number of milliseconds from 100 to 120000'),
+    MODERATION_WORKERS: z.coerce.number().int().min(1).max(64).default(1).describe('a whole number of worker threads from 1 to 64'),
+    MODERATION_CHECKS_PER_ACCOUNT: z.coerce.number().int().min(1).max(10_000).default(2).describe('a whole number of checks from 1 to 10000'),
+    MODERATION_QUEUE_MAX: z.coerce.number().int().min(1).max(100_000).default(64).describe('a whole number of photos from 1 to 100000'),
+    MODERATION_REJECT_COST: z.coerce.number().int().min(0).max(1_000_000).default(5).describe('a whole number of requests from 0 to 1000000'),
+    ROLE: z.enum(['api', 'worker', 'all']).default('all'),
+    S3_ENDPOINT: httpUrl.optional(),
+    S3_BUCKET: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be an S3 bucket name: 3 to 63 lower-case letters, digits, dots and hyphens')
+      .optional(),
+    S3_REGION: z.string().min(1).default('us-east-1'),
+    S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+    S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+    S3_FORCE_PATH_STYLE: flag(false),
+    S3_CHECKSUMS: z.enum(['WHEN_SUPPORTED', 'WHEN_REQUIRED']).optional(),
+    S3_PREFIX: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]+\/$/, 'must be letters, digits, dots, hyphens or underscores ending in /, e.g. gengate/')
+      .optional(),
+    FILE_LINKS: z.enum(['proxy', 'presigned']).default('proxy'),
+    UPSTREAM_WEBHOOKS: flag(false),
+    UPSTREAM_POLL_MS: z.coerce.number().int().min(10).max(600_000).default(4_000).describe('a whole number of milliseconds from 10 to 600000'),
+    ROUTE_BREAKER_FAILURES: z.coerce.number().int().min(1).max(1000).default(5).describe('a whole number from 1 to 1000'),
+    ROUTE_BREAKER_COOLDOWN_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000).describe('a whole number of milliseconds from 0 to 3600000'),
+  })
+  .superRefine((c, ctx) => {
+    // Settings that only make sense together: named here so the error says what is missing.
+    const need = (ok: boolean, path: string, message: string) => ok || ctx.addIssue({ code: 'custom', path: [path], message });
+    need(!c.S3_ENDPOINT || !!c.S3_BUCKET, 'S3_BUCKET', 'is required when S3_ENDPOINT is set (the bucket GenGate keeps files in)');
+    need(
+      !!c.S3_ACCESS_KEY_ID === !!c.S3_SECRET_ACCESS_KEY,
+      c.S3_ACCESS_KEY_ID ? 'S3_SECRET_ACCESS_KEY' : 'S3_ACCESS_KEY_ID',
+      'S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be set together',
+    );
+    need(c.FILE_LINKS !== 'presigned' || !!c.S3_BUCKET, 'FILE_LINKS', 'presigned links need the S3 store (set S3_BUCKET), or use proxy');
+    need(
+      c.HTTP_REQUEST_TIMEOUT_MS === 0 || c.HTTP_REQUEST_TIMEOUT_MS >= c.HTTP_HEADERS_TIMEOUT_MS,
+      'HTTP_REQUEST_TIMEOUT_MS',
+      'must be 0 (off) or at least HTTP_HEADERS_TIMEOUT_MS (the headers are part of the request)',
+    );
+    need(
+      c.ROLE !== 'worker' || c.RUN_ENGINE,
+      'RUN_ENGINE',
+      'cannot be false with ROLE=worker (a worker only runs the engine); use ROLE=api for an HTTP-only process',
+    );
+  });
 
 /** Names of settings that may hold an upstream credential a catalog route names by `key_env` (never a known setting). */
 export const CREDENTIAL_SETTING = /^[A-Z][A-Z0-9_]{0,62}_(KEY|TOKEN|SECRET)$/;
@@ -106,6 +210,7 @@ type RawConfig = z.infer<typeof configSchema>;
 export interface Config extends RawConfig {
   DATA_DIR: string;
   DATABASE_URL: string;
+  DATABASE_SLOW_TX_MS: number;
   PUBLIC_BASE_URL: string;
   PRICING_BASE_URL: string;
   TOPUP_URL: string;
@@ -175,6 +280,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...raw,
     DATA_DIR: dataDir,
     DATABASE_URL: raw.DATABASE_URL ?? `sqlite:${path.join(dataDir, 'gengate.db')}`,
+    // A development and test aid (src/store/README.md): off in production unless asked for.
+    DATABASE_SLOW_TX_MS: raw.DATABASE_SLOW_TX_MS ?? (env.NODE_ENV === 'production' ? 0 : 50),
     PUBLIC_BASE_URL: publicBase,
     PRICING_BASE_URL: raw.PRICING_BASE_URL ?? publicBase,
     TOPUP_URL: raw.TOPUP_URL ?? `${publicBase}/topup`,

@@ -1,3 +1,5 @@
+import type { z } from 'zod';
+
 /** The closed set of client-facing error kinds. Each maps to (status, `error`) per ERROR_STYLE below. */
 export type ErrorKind =
   | 'invalid_request'
@@ -12,7 +14,9 @@ export type ErrorKind =
   | 'rate_limited'
   | 'internal'
   | 'model_disabled'
-  | 'not_found';
+  | 'not_found'
+  | 'request_timeout'
+  | 'headers_too_large';
 
 export type ErrorStyle = 'default' | 'reference';
 
@@ -31,6 +35,8 @@ export const ERROR_TABLE: Record<ErrorKind, Record<ErrorStyle, readonly [number,
   internal: { default: [500, 'server_error'], reference: [500, 'server_error'] },
   model_disabled: { default: [505, 'model_disabled'], reference: [505, 'model_disabled'] },
   not_found: { default: [404, 'not_found'], reference: [404, 'not_found'] },
+  request_timeout: { default: [408, 'request_timeout'], reference: [408, 'request_timeout'] },
+  headers_too_large: { default: [431, 'headers_too_large'], reference: [431, 'headers_too_large'] },
 };
 
 /** A client-facing error: its kind picks the status, `msg` is shown as is. */
@@ -49,20 +55,31 @@ export class AppError extends Error {
 /** Renders a received value for a message: short, JSON-quoted, never the whole of a long string. */
 export function shown(value: unknown): string {
   if (value === undefined) return 'nothing';
-  let text: string;
-  try {
-    text = JSON.stringify(value) ?? String(value);
-  } catch {
-    text = String(value);
-  }
+  const text = preview(value, 0);
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+/** JSON-like text of a value, cut short at depth 4 and after 12 items: a hostile body nested 100,000 deep must not overflow the stack. */
+function preview(value: unknown, depth: number): string {
+  if (value === null || typeof value !== 'object') {
+    if (typeof value === 'bigint' || typeof value === 'symbol' || typeof value === 'function') return String(value);
+    return JSON.stringify(value) ?? String(value);
+  }
+  if (depth >= 4) return Array.isArray(value) ? '[...]' : '{...}';
+  if (Array.isArray(value))
+    return `[${value
+      .slice(0, 12)
+      .map((v) => preview(v, depth + 1))
+      .join(',')}${value.length > 12 ? ',...' : ''}]`;
+  const entries = Object.entries(value);
+  const inner = entries.slice(0, 12).map(([k, v]) => `${JSON.stringify(k)}:${preview(v, depth + 1)}`);
+  return `{${inner.join(',')}${entries.length > 12 ? ',...' : ''}}`;
 }
 
 /** Factories for every client error; routes and services throw these, never raw statuses. */
 export const Errors = {
   invalid: (msg: string) => new AppError('invalid_request', msg),
-  missingField: (field: string, hint = '') =>
-    new AppError('missing_field', `${field} is required${hint ? `; ${hint}` : ''}`),
+  missingField: (field: string, hint = '') => new AppError('missing_field', `${field} is required${hint ? `; ${hint}` : ''}`),
   unsupportedModel: (msg: string) => new AppError('unsupported_model', msg),
   contentRejected: (msg: string) => new AppError('content_rejected', msg),
   unauthenticated: (msg: string) => new AppError('unauthenticated', msg),
@@ -71,14 +88,23 @@ export const Errors = {
   forbidden: (msg: string) => new AppError('forbidden', msg),
   taskNotFound: (taskId: string) => new AppError('task_not_found', `task ${shown(taskId)} was not found in this account`),
   uploadRejected: (msg: string) => new AppError('upload_rejected', msg),
-  rateLimited: (msg: string, retryAfterSeconds: number) =>
-    new AppError('rate_limited', msg, null, { 'retry-after': String(retryAfterSeconds) }),
-  modelDisabled: (model: string) =>
-    new AppError('model_disabled', `model ${model} is temporarily disabled by the operator`),
+  rateLimited: (msg: string, retryAfterSeconds: number) => new AppError('rate_limited', msg, null, { 'retry-after': String(retryAfterSeconds) }),
+  modelDisabled: (model: string) => new AppError('model_disabled', `model ${model} is temporarily disabled by the operator`),
   notFound: (msg: string) => new AppError('not_found', msg),
 };
 
 /** (status, error type) of a kind under a style. */
 export function statusOf(kind: ErrorKind, style: ErrorStyle): readonly [number, string] {
   return ERROR_TABLE[kind][style];
+}
+
+/** Parses `value` with a zod schema; a refusal names the field, what is allowed and what was sent (400, or 422 for a missing field). */
+export function parseWith<S extends z.ZodType>(schema: S, value: unknown, where: string): z.output<S> {
+  const result = schema.safeParse(value ?? {});
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  const field = [where, ...issue.path.map(String)].filter(Boolean).join('.');
+  const received = issue.path.reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined), value);
+  if (received === undefined && issue.code === 'invalid_type') throw Errors.missingField(field);
+  throw Errors.invalid(`${field}: ${issue.message} (got ${shown(received)})`);
 }

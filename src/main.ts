@@ -1,36 +1,62 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { Command } from 'commander';
 import { ConfigError, loadConfig } from './config.js';
 import { AppError } from './errors.js';
-import { buildServices, type Services } from './services.js';
-import { addAdminCommands } from './cli/admin.js';
-import { migrate } from './store/migrate.js';
-import { openDatabase } from './store/db.js';
+import { openCore, StartError, type Core } from './core.js';
+import { systemClock } from './clock.js';
+import { addAdminCommands, loadServe } from './cli/index.js';
+import { migrate } from './store/index.js';
+import { openDatabase } from './store/index.js';
+import { SecretKeyMissing } from './secrets/index.js';
+
+// Everything GenGate creates (database, key file, files, temporary files) is readable by its owner only.
+process.umask(0o077);
 
 function fail(e: unknown): never {
-  if (e instanceof ConfigError) {
+  if (e instanceof ConfigError || e instanceof SecretKeyMissing) {
     process.stderr.write(`gengate: ${e.message}\n`);
     process.exit(2);
   }
-  const msg = e instanceof AppError ? e.message : e instanceof Error ? (e.stack ?? e.message) : String(e);
+  // A StartError or AppError says what to do; anything else is a bug, and its stack helps find it.
+  const msg = e instanceof StartError || e instanceof AppError ? e.message : e instanceof Error ? (e.stack ?? e.message) : String(e);
   process.stderr.write(`gengate: ${msg}\n`);
   process.exit(1);
 }
 
 /** Runs one operator command against the configured database, then closes it. */
-async function run(fn: (s: Services) => Promise<void>): Promise<void> {
-  let services: Services | undefined;
+async function run(fn: (s: Core) => Promise<void>): Promise<void> {
+  let core: Core | undefined;
   try {
-    // Operator commands run no engine: the upstream routes (and their credential settings) are not needed.
-    services = await buildServices(loadConfig(), { upstreams: false });
-    await fn(services);
+    // Operator commands need only the core: no engine, HTTP, Redis or upstream routes (nor their
+    // credentials), and none of their modules are loaded, so a command starts fast.
+    const config = loadConfig();
+    refuseNewDatabase(config.DATABASE_URL, program.opts<{ newDatabase?: boolean }>().newDatabase === true);
+    core = await openCore(config, systemClock);
+    await fn(core);
   } catch (e) {
-    await services?.close().catch(() => {});
+    await core?.close().catch(() => {});
     fail(e);
   }
-  await services.close();
+  await core.close();
+}
+
+/**
+ * An operator command run from another folder (or with other settings) than the server would
+ * otherwise make a new, empty SQLite database and act on it: a top-up that lands nowhere. Refused
+ * unless asked for with --new-database.
+ */
+function refuseNewDatabase(url: string, asked: boolean): void {
+  if (asked || !url.startsWith('sqlite:')) return;
+  const file = url.slice('sqlite:'.length);
+  if (file === ':memory:' || existsSync(file)) return;
+  throw new StartError(
+    `no database at ${path.resolve(file)}: run the command where the server runs, or set DATA_DIR (or DATABASE_URL) as the server has it; --new-database makes an empty one there`,
+  );
 }
 
 const program = new Command('gengate').description('GenGate: pay-per-run AI generation gateway').showHelpAfterError();
+program.option('--new-database', 'let an operator command create an empty SQLite database where none is found');
 program
   .command('serve')
   .description('run the HTTP service (what npm start runs)')
@@ -39,7 +65,7 @@ program
     try {
       // The flag goes through the settings schema, so a wrong value gets the same message as ROLE.
       const config = loadConfig(opts.role === undefined ? process.env : { ...process.env, ROLE: opts.role });
-      const { serve } = await import('./cli/serve.js'); // the HTTP stack loads only for serve
+      const serve = await loadServe(); // the HTTP stack loads only for serve
       await serve(config);
     } catch (e) {
       fail(e);
@@ -57,6 +83,21 @@ program
       fail(e);
     }
   });
+program
+  .command('secrets')
+  .description('secrets at rest (docs/operations.md)')
+  .command('status')
+  .description('the id of the key that seals stored secrets, and how many are sealed with which key')
+  .action(() =>
+    run(async (s) => {
+      const counts = await s.accounts.sealedSecrets();
+      process.stdout.write(
+        `sealing key: ${s.secrets.keyId}\n${Object.entries(counts)
+          .map(([k, n]) => `${k}: ${n}`)
+          .join('\n')}\n`,
+      );
+    }),
+  );
 addAdminCommands(program, run, (text) => process.stdout.write(`${text}\n`));
 
 program.parseAsync(process.argv).catch(fail);

@@ -1,40 +1,28 @@
-import type { Config } from './config.js';
-import { openDatabase, type Database } from './store/db.js';
-import { migrate } from './store/migrate.js';
-import { Ledger } from './billing/index.js';
-import { Accounts, Authenticator } from './accounts/index.js';
-import { RateLimits } from './limits/index.js';
-import { Redis } from 'ioredis';
-import { systemClock, type Clock } from './clock.js';
-import { loadCatalog, ModelSwitches, type Catalog } from './catalog/index.js';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { DiskBlobStore, Files, UploadFacts, Uploads, type BlobStore, type MediaFactsResolver } from './files/index.js';
-import { LocalBackend, type Backend } from './backends/index.js';
-import { buildRouteBackends, sweepUpstreamTmp } from './backends/registry.js';
-import { BACKEND_KINDS_BUILT } from './backends/kinds.js';
-import { UpstreamHttp } from './backends/upstream/index.js';
-import { Engine, RouteHealth, Tasks, connectWakeups, type Wakeups } from './tasks/index.js';
-import { registerRouteMetrics } from './tasks/route-metrics.js';
+import { Redis } from 'ioredis';
+import type { Config } from './config.js';
+import { systemClock, type Clock } from './clock.js';
+import { Opened, openCore, step, type Core } from './core.js';
+import { RateLimits } from './limits/index.js';
+import type { Catalog } from './catalog/index.js';
+import { DiskBlobStore, Files, loadS3BlobStore, UploadFacts, Uploads, type BlobStore, type MediaFactsResolver } from './files/index.js';
+import { LocalBackend, loadUpstreams, type Backend } from './backends/index.js';
+import { Engine, RouteHealth, connectWakeups, registerEngineMetrics, type Wakeups } from './engine/index.js';
+import { Tasks } from './tasks/index.js';
 import { Metrics } from './metrics/index.js';
 import { NetGuard } from './net/index.js';
+import { configureMedia, setBinary } from './media/index.js';
 import { CallbackWorker, callbackUrlCheck, retryDelays } from './callbacks/index.js';
-import { buildModerator, contentCheck } from './moderation/index.js';
+import { buildContentCheck, type ContentCheck } from './moderation/index.js';
+
+export { StartError, type Core } from './core.js';
 
 /** Everything the routes, the CLI and the engine use; built in one place from the settings. */
-export interface Services {
-  config: Config;
-  clock: Clock;
-  database: Database;
-  ledger: Ledger;
-  accounts: Accounts;
-  auth: Authenticator;
+export interface Services extends Core {
   limits: RateLimits;
   /** Shared Redis connection when REDIS_URL is set (rate limits, wake-ups). */
   redis: Redis | null;
-  catalog: Catalog;
-  /** The operator's model switches (CLI / admin API); `catalog` reflects them. */
-  models: ModelSwitches;
   files: Files;
   facts: MediaFactsResolver;
   /** POST /files/upload: receiving, checking and storing uploads. */
@@ -52,64 +40,73 @@ export interface Services {
   wakeups: Wakeups;
   /** Circuit breakers and concurrency slots of the catalog's routes (issue 8). */
   routeHealth: RouteHealth;
-  close(): Promise<void>;
+  /** The content check of createTask and its image classifier pool (worker threads). */
+  moderation: ContentCheck;
 }
 
-/** The one place that picks implementations (database dialect, clock, ...) and runs migrations. */
-export async function buildServices(
-  config: Config,
-  /** `upstreams: false` leaves the catalog's upstream routes unbuilt (operator commands run no engine, so they need no provider credentials). */
-  opts: { clock?: Clock; backends?: Record<string, Backend>; blobs?: BlobStore; upstreams?: boolean } = {},
-): Promise<Services> {
-  const clock = opts.clock ?? systemClock;
-  const fileCatalog = loadCatalog(config); // before the database: a bad catalog file stops the start at once
-  const database = openDatabase(config.DATABASE_URL, { prepared: config.DATABASE_PREPARED });
+/** What buildServices may be given instead of what the settings say (tests), and whether to build the upstream routes. */
+export interface BuildOptions {
+  clock?: Clock;
+  backends?: Record<string, Backend>;
+  blobs?: BlobStore;
+  /** false leaves the catalog's upstream routes unbuilt: a process that runs no engine (`--role api`) needs no provider credentials. */
+  upstreams?: boolean;
+}
+
+/**
+ * The one place that picks implementations (database dialect, clock, ...) and runs migrations.
+ * When a step fails half way, what was opened is closed again and the error names the step (StartError).
+ */
+export async function buildServices(config: Config, opts: BuildOptions = {}): Promise<Services> {
+  const opened = new Opened();
+  const runsTasks = opts.upstreams !== false && config.ROLE !== 'api' && config.RUN_ENGINE;
+  const core = await openCore(config, opts.clock ?? systemClock, opened, runsTasks);
   try {
-    await migrate(database);
+    return await assemble(core, opened, opts);
   } catch (e) {
-    await database.close();
+    await opened.close().catch(() => {}); // the start's own error is the one worth reporting
     throw e;
   }
-  const models = new ModelSwitches(database, fileCatalog, clock);
-  await models.refresh();
+}
+
+/** Builds the rest on the core, registering in `opened` everything that must be closed. */
+async function assemble(core: Core, opened: Opened, opts: BuildOptions): Promise<Services> {
+  const { config, clock, database, ledger, catalog, fileCatalog, models, secrets } = core;
   models.start(config.MODEL_SWITCH_CACHE_MS);
-  const catalog = models.catalog;
-  const ledger = new Ledger(clock);
-  const auth = new Authenticator(database, clock, config.AUTH_CACHE_MS);
-  const accounts = new Accounts(database, ledger, clock, () => auth.forget());
   // Without an offline queue a command fails at once while Redis is down, so the limiter's
   // in-memory stand-in answers instead of requests hanging.
-  const redis = config.REDIS_URL ? new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 }) : null;
+  const redis = config.REDIS_URL
+    ? opened.add(new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 }), (r) => r.disconnect())
+    : null;
   redis?.on('error', () => {});
   if (redis) await waitReady(redis, 5_000);
   const limits = new RateLimits(config.RATE_LIMIT_WINDOW_SECONDS, redis ?? undefined);
-  const blobs = opts.blobs ?? (await blobStore(config));
+  const blobs = opts.blobs ?? opened.add(await step('file store', () => blobStore(config)), (b) => b.close());
   const files = new Files(database, blobs, clock, config.PUBLIC_BASE_URL);
   const facts = new UploadFacts(database, clock, config.PUBLIC_BASE_URL);
+  const video = {
+    maxSide: config.UPLOAD_MAX_VIDEO_SIDE,
+    maxPixels: config.UPLOAD_MAX_VIDEO_PIXELS,
+    maxFps: config.UPLOAD_MAX_VIDEO_FPS,
+    maxFrames: config.UPLOAD_MAX_VIDEO_FRAMES,
+  };
+  configureMedia({ threads: config.MEDIA_THREADS, video });
+  setBinary('ffmpeg', config.FFMPEG_PATH ?? null);
+  setBinary('ffprobe', config.FFPROBE_PATH ?? null);
   const uploads = new Uploads(database, files, clock, {
     imageBytes: config.UPLOAD_MAX_IMAGE_BYTES,
     mediaBytes: config.UPLOAD_MAX_MEDIA_BYTES,
     imagePixels: config.UPLOAD_MAX_IMAGE_PIXELS,
+    video,
     tmpDir: path.join(config.DATA_DIR, 'tmp'),
   });
   void uploads.sweepTemp();
-  const guard = new NetGuard({ allowPrivate: config.ALLOW_PRIVATE_NETWORK });
-  const moderate = contentCheck(buildModerator(config, guard, files));
-  const tasks = new Tasks(database, ledger, catalog, clock, facts, files, config, { checkUrl: callbackUrlCheck(guard), moderate });
-  let routeBackends = new Map<string, Backend>();
-  try {
-    const tmpDir = path.join(config.DATA_DIR, 'upstream-tmp');
-    mkdirSync(tmpDir, { recursive: true });
-    void sweepUpstreamTmp(tmpDir, Date.now());
-    const http = new UpstreamHttp(guard, { timeoutMs: Math.min(30_000, config.BACKEND_CALL_TIMEOUT_MS) });
-    if (opts.upstreams !== false) routeBackends = buildRouteBackends(fileCatalog, { secrets: config.secrets, http, files, tmpDir, kinds: BACKEND_KINDS_BUILT }, config.GENGATE_CATALOG ? `GENGATE_CATALOG ${config.GENGATE_CATALOG}` : 'catalog');
-  } catch (e) {
-    models.stop();
-    guard.close();
-    redis?.disconnect();
-    await database.close();
-    throw e;
-  }
+  const guard = opened.add(new NetGuard({ allowPrivate: config.ALLOW_PRIVATE_NETWORK }), (g) => g.close());
+  // Its classifier's worker threads start with the first photo (decision 0305); closing stops them.
+  const moderation = opened.add(await step('content check', () => buildContentCheck(config, guard, files, limits)), (m) => m.close());
+  const tasks = new Tasks(database, ledger, catalog, clock, facts, files, config, { checkUrl: callbackUrlCheck(guard), moderate: moderation.check });
+  const routeBackends =
+    opts.upstreams === false ? new Map<string, Backend>() : await step('upstream routes', () => upstreamBackends(config, fileCatalog, guard, files));
   const routeHealth = new RouteHealth({ failures: config.ROUTE_BREAKER_FAILURES, cooldownMs: config.ROUTE_BREAKER_COOLDOWN_MS }, clock);
   const local = new LocalBackend(clock, {
     queueMs: config.LOCAL_QUEUE_MS,
@@ -118,12 +115,17 @@ export async function buildServices(
     cacheDir: path.join(config.DATA_DIR, 'render-cache'),
   });
   const metrics = new Metrics(database, clock);
-  const countSubmit = registerRouteMetrics(metrics.registry, routeHealth, fileCatalog, database);
+  const engineCounters = registerEngineMetrics(metrics.registry, routeHealth, fileCatalog, database);
   const engine = new Engine({
-    database, ledger, catalog, clock, files, signals: tasks.signals,
+    database,
+    ledger,
+    catalog,
+    clock,
+    files,
+    signals: tasks.signals,
     backends: new Map([...routeBackends, ...Object.entries({ local, ...opts.backends })]),
     health: routeHealth,
-    countSubmit,
+    ...engineCounters,
     webhookBase: config.UPSTREAM_WEBHOOKS ? config.PUBLIC_BASE_URL : null,
     settings: {
       pollMs: config.ENGINE_POLL_MS,
@@ -135,9 +137,15 @@ export async function buildServices(
       upstreamPollMs: config.UPSTREAM_POLL_MS,
     },
   });
-  const wakeups = await connectWakeups(tasks.signals, { redis, databaseUrl: config.DATABASE_URL, database });
+  const wakeups = opened.add(await step('wake-ups', () => connectWakeups(tasks.signals, { redis, databaseUrl: config.DATABASE_URL, database })), (w) =>
+    w.close(),
+  );
   const callbacks = new CallbackWorker({
-    database, clock, guard, signals: tasks.signals,
+    database,
+    clock,
+    guard,
+    secrets,
+    signals: tasks.signals,
     view: { usdRubRate: config.USD_RUB_RATE, fileUrl: (id, name) => files.url(id, name) },
     settings: {
       retryDelaysMs: retryDelays(config.CALLBACK_RETRY_DELAYS_MS),
@@ -147,45 +155,31 @@ export async function buildServices(
     },
     count: (outcome) => metrics.callbackDeliveries.inc({ outcome }),
   });
-  return {
-    config,
-    clock,
-    database,
-    ledger,
-    accounts,
-    auth,
-    limits,
-    redis,
-    catalog,
-    models,
-    files,
-    facts,
-    uploads,
-    tasks,
-    engine,
-    metrics,
-    guard,
-    callbacks,
-    wakeups,
-    routeHealth,
-    close: async () => {
-      await engine.stop();
-      await callbacks.stop();
-      await wakeups.close();
-      if (!opts.blobs) blobs.close?.();
-      guard.close();
-      models.stop();
-      await database.close();
-      redis?.disconnect();
-    },
-  };
+  // Registered last, so they stop first: nothing is started here, `gengate serve` (or a test) starts them.
+  opened.add(callbacks, (c) => c.stop());
+  opened.add(engine, (e) => e.stop());
+  return { ...core, limits, redis, files, facts, uploads, tasks, engine, metrics, guard, callbacks, wakeups, routeHealth, moderation };
+}
+
+/** One Backend per upstream route of the catalog; loaded only by processes that run the engine. A missing credential is a ConfigError. */
+async function upstreamBackends(config: Config, fileCatalog: Catalog, guard: NetGuard, files: Files): Promise<Map<string, Backend>> {
+  const { buildRouteBackends, sweepUpstreamTmp, BACKEND_KINDS_BUILT, UpstreamHttp } = await loadUpstreams();
+  const tmpDir = path.join(config.DATA_DIR, 'upstream-tmp');
+  mkdirSync(tmpDir, { recursive: true });
+  void sweepUpstreamTmp(tmpDir, Date.now());
+  const http = new UpstreamHttp(guard, { timeoutMs: Math.min(30_000, config.BACKEND_CALL_TIMEOUT_MS) });
+  return buildRouteBackends(
+    fileCatalog,
+    { secrets: config.secrets, http, files, tmpDir, kinds: BACKEND_KINDS_BUILT },
+    config.GENGATE_CATALOG ? `GENGATE_CATALOG ${config.GENGATE_CATALOG}` : 'catalog',
+  );
 }
 
 /** The blob store the settings ask for: S3 when S3_BUCKET is set, else files under DATA_DIR/files. */
 async function blobStore(config: Config): Promise<BlobStore> {
   if (!config.S3_BUCKET) return new DiskBlobStore(path.join(config.DATA_DIR, 'files'));
   // Loaded only here: processes on the disk store never load the AWS SDK.
-  const { S3BlobStore } = await import('./files/s3.js');
+  const S3BlobStore = await loadS3BlobStore();
   return new S3BlobStore({
     bucket: config.S3_BUCKET,
     region: config.S3_REGION,

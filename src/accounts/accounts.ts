@@ -1,14 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Database } from '../store/db.js';
-import type { AccountsTable, DB } from '../store/schema.js';
-import type { Ledger, LedgerEntry } from '../billing/ledger.js';
+import type { Database } from '../store/index.js';
+import type { AccountsTable, DB } from '../store/index.js';
+import type { Ledger, LedgerEntry } from '../billing/index.js';
 import type { Clock } from '../clock.js';
 import { Errors } from '../errors.js';
-import { formatUsd } from '../billing/money.js';
+import { formatUsd } from '../billing/index.js';
 import { randomId } from '../ids.js';
 import { insertKey, keyView, SCOPES, type KeyView, type Scope } from './keys.js';
-import { readByKey } from '../store/batched.js';
+import { readByKey } from '../store/index.js';
+import type { SecretBox } from '../secrets/index.js';
 
 /** What an operator sees of an account. */
 export interface AccountView {
@@ -54,12 +55,21 @@ export class Accounts {
     private readonly database: Database,
     private readonly ledger: Ledger,
     private readonly clock: Clock,
+    /** Seals webhook secrets in the database and opens them for the operator and for signing. */
+    private readonly secrets: SecretBox,
     /** Told after a change that alters what a key may do (revocation, account status, limits), so cached keys are dropped. */
     private readonly accessChanged: () => void = () => {},
+    /** True when the catalog knows a model id or alias (disabled models included): a key's allowlist names only those. */
+    private readonly isModel: (name: string) => boolean = () => true,
   ) {
     const { db } = database;
     // Balance polls are answered from kept results while nothing has been committed (SQLite).
-    this.readBalance = readByKey(database, 'id', () => db.selectFrom('accounts').select(['id', 'balance_micros']), (r) => r.id, { cached: true });
+    this.readBalance = readByKey(
+      database,
+      'id',
+      () => db.selectFrom('accounts').select(['id', 'balance_micros']),
+      (r) => r.id,
+    );
   }
 
   /** The committed balance in micro-USD (0 for an unknown account); the hot path of GET /user/balance. */
@@ -79,14 +89,15 @@ export class Accounts {
   async createIn(trx: Kysely<DB>, name: string, balanceMicros: number) {
     const now = this.clock.now();
     const id = randomId('acc_', 9);
+    const webhookSecret = `whsec_${randomBytes(24).toString('base64')}`;
     await trx
       .insertInto('accounts')
-      .values({ id, name, status: 'active', webhook_secret: `whsec_${randomBytes(24).toString('base64')}`, balance_micros: 0, created_at: now })
+      .values({ id, name, status: 'active', webhook_secret: this.secrets.seal(webhookSecret), balance_micros: 0, created_at: now })
       .execute();
     if (balanceMicros > 0) await this.ledger.credit(trx, id, balanceMicros, 'topup', 'opening balance');
     const { row, secret } = await insertKey(trx, id, {}, now);
     const account = await trx.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-    return { account: { ...accountView(account), webhookSecret: account.webhook_secret }, apiKey: secret, key: keyView(row) };
+    return { account: { ...accountView(account), webhookSecret }, apiKey: secret, key: keyView(row) };
   }
 
   async list(): Promise<AccountView[]> {
@@ -94,28 +105,54 @@ export class Accounts {
     return rows.map(accountView);
   }
 
-  async count(): Promise<number> {
-    const row = await this.database.db.selectFrom('accounts').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
-    return Number(row.n);
-  }
-
   /** One account, with its webhook signing secret. */
   async get(id: string): Promise<AccountView> {
     const row = await this.row(this.database.db, id);
-    return { ...accountView(row), webhookSecret: row.webhook_secret };
+    return { ...accountView(row), webhookSecret: this.secrets.open(row.webhook_secret) };
   }
 
   /** The account's webhook signing secret (for callbacks and for the operator). */
   async webhookSecret(id: string): Promise<string> {
-    return (await this.row(this.database.db, id)).webhook_secret;
+    return this.secrets.open((await this.row(this.database.db, id)).webhook_secret);
+  }
+
+  /** How many webhook secrets are sealed with each key id (`unsealed` for none). */
+  async sealedSecrets(): Promise<Record<string, number>> {
+    const rows = await this.database.db.selectFrom('accounts').select('webhook_secret').execute();
+    const counts: Record<string, number> = {};
+    for (const r of rows) {
+      const id = /^sealed:v1:([0-9a-f]+):/.exec(r.webhook_secret)?.[1] ?? 'unsealed';
+      counts[id] = (counts[id] ?? 0) + 1;
+    }
+    return counts;
+  }
+
+  /**
+   * Seals every webhook secret stored unsealed (before sealing existed) or under an older key, with
+   * the current key; each row is compare-and-set, so processes doing this at once do no harm.
+   * Returns how many were sealed.
+   */
+  async sealStoredSecrets(): Promise<number> {
+    const rows = await this.database.db.selectFrom('accounts').select(['id', 'webhook_secret']).execute();
+    let sealed = 0;
+    for (const r of rows.filter((x) => this.secrets.stale(x.webhook_secret))) {
+      const next = this.secrets.seal(this.secrets.open(r.webhook_secret));
+      const done = await this.database.tx((trx) =>
+        trx.updateTable('accounts').set({ webhook_secret: next }).where('id', '=', r.id).where('webhook_secret', '=', r.webhook_secret).executeTakeFirst(),
+      );
+      if (Number(done.numUpdatedRows) > 0) sealed++;
+    }
+    return sealed;
   }
 
   async setStatus(id: string, status: 'active' | 'disabled'): Promise<AccountView> {
-    return this.database.tx(async (trx) => {
-      await this.row(trx, id);
-      await trx.updateTable('accounts').set({ status }).where('id', '=', id).execute();
-      return accountView(await this.row(trx, id));
-    }).finally(this.accessChanged);
+    return this.database
+      .tx(async (trx) => {
+        await this.row(trx, id);
+        await trx.updateTable('accounts').set({ status }).where('id', '=', id).execute();
+        return accountView(await this.row(trx, id));
+      })
+      .finally(this.accessChanged);
   }
 
   /** Sets the account's own per-key rate limits; null restores the configured default. */
@@ -125,14 +162,16 @@ export class Accounts {
         throw Errors.invalid(`${name} must be a whole number of requests from 1 to 1000000000, or null for the default (got ${JSON.stringify(v)})`);
       }
     }
-    return this.database.tx(async (trx) => {
-      await this.row(trx, id);
-      const set: { rate_write_limit?: number | null; rate_read_limit?: number | null } = {};
-      if (limits.write !== undefined) set.rate_write_limit = limits.write;
-      if (limits.read !== undefined) set.rate_read_limit = limits.read;
-      if (Object.keys(set).length) await trx.updateTable('accounts').set(set).where('id', '=', id).execute();
-      return accountView(await this.row(trx, id));
-    }).finally(this.accessChanged);
+    return this.database
+      .tx(async (trx) => {
+        await this.row(trx, id);
+        const set: { rate_write_limit?: number | null; rate_read_limit?: number | null } = {};
+        if (limits.write !== undefined) set.rate_write_limit = limits.write;
+        if (limits.read !== undefined) set.rate_read_limit = limits.read;
+        if (Object.keys(set).length) await trx.updateTable('accounts').set(set).where('id', '=', id).execute();
+        return accountView(await this.row(trx, id));
+      })
+      .finally(this.accessChanged);
   }
 
   /** Adds `amountMicros` to the balance as a top-up entry. */
@@ -148,6 +187,9 @@ export class Accounts {
   async createKey(accountId: string, opts: { scopes?: string[]; models?: string[] }): Promise<{ key: KeyView; apiKey: string }> {
     const scopes = checkScopes(opts.scopes ?? []);
     const models = (opts.models ?? []).map((m) => m.trim()).filter(Boolean);
+    // A misspelt name would make a key that can use nothing it was meant for, found out only at createTask.
+    const unknown = models.find((m) => !this.isModel(m));
+    if (unknown !== undefined) throw Errors.invalid(`models: unknown model ${JSON.stringify(unknown)}; see GET /api/v1/models for the ids`);
     return this.database.tx(async (trx) => {
       await this.row(trx, accountId);
       const { row, secret } = await insertKey(trx, accountId, { scopes, models }, this.clock.now());
@@ -163,14 +205,16 @@ export class Accounts {
 
   /** Revokes a key at once; revoking twice keeps the first time. */
   async revokeKey(keyId: string): Promise<KeyView> {
-    return this.database.tx(async (trx) => {
-      const row = await trx.selectFrom('api_keys').selectAll().where('id', '=', keyId).executeTakeFirst();
-      if (!row) throw Errors.notFound(`no API key ${JSON.stringify(keyId)}`);
-      if (row.revoked_at == null) {
-        await trx.updateTable('api_keys').set({ revoked_at: this.clock.now() }).where('id', '=', keyId).execute();
-      }
-      return keyView(await trx.selectFrom('api_keys').selectAll().where('id', '=', keyId).executeTakeFirstOrThrow());
-    }).finally(this.accessChanged);
+    return this.database
+      .tx(async (trx) => {
+        const row = await trx.selectFrom('api_keys').selectAll().where('id', '=', keyId).executeTakeFirst();
+        if (!row) throw Errors.notFound(`no API key ${JSON.stringify(keyId)}`);
+        if (row.revoked_at == null) {
+          await trx.updateTable('api_keys').set({ revoked_at: this.clock.now() }).where('id', '=', keyId).execute();
+        }
+        return keyView(await trx.selectFrom('api_keys').selectAll().where('id', '=', keyId).executeTakeFirstOrThrow());
+      })
+      .finally(this.accessChanged);
   }
 
   async ledgerEntries(accountId: string): Promise<LedgerEntry[]> {

@@ -1,8 +1,9 @@
-import type { Database } from '../store/db.js';
+import type { Database } from '../store/index.js';
 import type { Clock } from '../clock.js';
 import { Errors } from '../errors.js';
 import { hashKey, type Scope } from './keys.js';
-import { precompile } from '../store/prepared.js';
+import { precompile } from '../store/index.js';
+import { boundedCache } from '../cache.js';
 
 /** The caller behind a valid key. */
 export interface Principal {
@@ -16,7 +17,7 @@ export interface Principal {
 
 const BEARER = /^Bearer +([A-Za-z0-9_-]{1,200}) *$/;
 const LAST_USED_EVERY_MS = 60_000;
-/** Most keys remembered at once; past it the cache starts over (a flood of distinct valid keys only costs lookups). */
+/** Most keys remembered at once; past it the least recently used go (a flood of distinct valid keys only costs lookups). */
 const CACHE_MAX_KEYS = 10_000;
 
 type KeyRow = {
@@ -48,8 +49,8 @@ interface CachedKey {
  * server) within `cacheMs`. Unknown keys are never remembered, so a new key works at once.
  */
 export class Authenticator {
-  private readonly lastUsedWritten = new Map<string, number>();
-  private readonly cache = new Map<string, CachedKey>();
+  private readonly lastUsedWritten = boundedCache<string, number>(CACHE_MAX_KEYS);
+  private readonly cache = boundedCache<string, CachedKey>(CACHE_MAX_KEYS);
   private readonly findKey;
 
   constructor(
@@ -118,10 +119,7 @@ export class Authenticator {
       models: row.models ? (JSON.parse(row.models) as string[]) : null,
       readAt: now,
     };
-    if (this.cacheMs > 0) {
-      if (this.cache.size >= CACHE_MAX_KEYS) this.cache.clear();
-      this.cache.set(secret, entry);
-    }
+    if (this.cacheMs > 0) this.cache.set(secret, entry);
     return entry;
   }
 
@@ -131,11 +129,8 @@ export class Authenticator {
     const last = this.lastUsedWritten.get(keyId) ?? 0;
     if (now - last < LAST_USED_EVERY_MS) return;
     this.lastUsedWritten.set(keyId, now);
-    this.database.db
-      .updateTable('api_keys')
-      .set({ last_used_at: now })
-      .where('id', '=', keyId)
-      .execute()
+    this.database
+      .tx((w) => w.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', keyId).execute(), { atomic: false })
       .catch(() => this.lastUsedWritten.delete(keyId));
   }
 }

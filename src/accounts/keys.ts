@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { DB, ApiKeysTable } from '../store/schema.js';
+import type { DB, ApiKeysTable } from '../store/index.js';
 import { randomId } from '../ids.js';
 
 /** The scopes a key may be limited to (DECISIONS §12). A key with no scopes list may do everything. */

@@ -37,16 +37,28 @@ export function buildRouteBackends(catalog: Catalog, deps: RegistryDeps, source 
       if (route.backend === 'local') return;
       const at = `${source}: models.${JSON.stringify(model.id)}.routes[${index}]`;
       const kind = deps.kinds[route.backend];
-      if (!kind) throw new ConfigError(`${at}.backend: the ${route.backend} backend is not available in this build (available: local, ${Object.keys(deps.kinds).join(', ')})`);
+      if (!kind)
+        throw new ConfigError(
+          `${at}.backend: the ${route.backend} backend is not available in this build (available: local, ${Object.keys(deps.kinds).join(', ')})`,
+        );
       const apiKey = route.keyEnv ? deps.secrets[route.keyEnv] : undefined;
-      if (!apiKey) throw new ConfigError(`${at}.key_env: the setting ${route.keyEnv} is not set; put the ${route.backend} credential in the environment variable ${route.keyEnv} (or in the GENGATE_CONFIG file)`);
+      if (!apiKey)
+        throw new ConfigError(
+          `${at}.key_env: the setting ${route.keyEnv} is not set; put the ${route.backend} credential in the environment variable ${route.keyEnv} (or in the GENGATE_CONFIG file)`,
+        );
       const baseUrl = route.baseUrl ?? kind.defaultBaseUrl;
       if (!baseUrl) throw new ConfigError(`${at}.base_url: is required for a ${route.backend} route`);
       const name = routeName(model.id, route, index);
       out.set(
         name,
         kind.create({
-          name, baseUrl, apiKey, upstreamModel: route.model ?? model.id, http: deps.http, tmpDir: deps.tmpDir, files: deps.files,
+          name,
+          baseUrl,
+          apiKey,
+          upstreamModel: route.model ?? model.id,
+          http: deps.http,
+          tmpDir: deps.tmpDir,
+          files: deps.files,
           ...(route.map ? { map: route.map } : {}),
         }),
       );

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
-import type { DB, LedgerKind } from '../store/schema.js';
+import type { DB, LedgerKind } from '../store/index.js';
 import type { Clock } from '../clock.js';
-import { insertRow, prepared } from '../store/prepared.js';
+import { insertRow, prepared } from '../store/index.js';
 
 /** Takes money if the balance covers it; the condition keeps a balance from going below zero. */
 const takeStatement = prepared(2, (db: Kysely<DB>, accountId, amount) =>
@@ -13,11 +13,13 @@ const takeStatement = prepared(2, (db: Kysely<DB>, accountId, amount) =>
     .returning('balance_micros'),
 );
 const moveStatement = prepared(2, (db: Kysely<DB>, accountId, delta) =>
-  db.updateTable('accounts').set({ balance_micros: sql`balance_micros + ${delta}` }).where('id', '=', accountId).returning('balance_micros'),
+  db
+    .updateTable('accounts')
+    .set({ balance_micros: sql`balance_micros + ${delta}` })
+    .where('id', '=', accountId)
+    .returning('balance_micros'),
 );
-export type ChargeResult =
-  | { ok: true; balanceAfter: number }
-  | { ok: false; balance: number; required: number };
+export type ChargeResult = { ok: true; balanceAfter: number } | { ok: false; balance: number; required: number };
 
 export type RefundResult = { refunded: true; amount: number; balanceAfter: number } | { refunded: false; amount: 0 };
 
@@ -56,7 +58,7 @@ export class Ledger {
     return balanceAfter;
   }
 
-  /** Removes money as an adjustment; refuses rather than go below zero. */
+  /** Removes money as an adjustment; refuses rather than go below zero (operator debits of the people-and-money issue use it). */
   async debitAdjustment(trx: Kysely<DB>, accountId: string, amount: number, reason: string): Promise<ChargeResult> {
     const result = await this.take(trx, accountId, amount);
     if (result.ok) await this.append(trx, accountId, 'adjustment', -amount, result.balanceAfter, null, reason);
@@ -129,7 +131,13 @@ export class Ledger {
 
   private async append(trx: Kysely<DB>, accountId: string, kind: LedgerKind, amount: number, balanceAfter: number, taskId: string | null, reason: string) {
     await insertRow(trx, 'ledger_entries', {
-      account_id: accountId, kind, amount_micros: amount, balance_after_micros: balanceAfter, task_id: taskId, reason, created_at: this.clock.now(),
+      account_id: accountId,
+      kind,
+      amount_micros: amount,
+      balance_after_micros: balanceAfter,
+      task_id: taskId,
+      reason,
+      created_at: this.clock.now(),
     });
   }
 }

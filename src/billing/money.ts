@@ -26,7 +26,9 @@ export function formatUsd(micros: number, digits: 3 | 4 | 6): string {
   const sign = micros < 0 ? '-' : '';
   const abs = Math.abs(micros);
   const whole = Math.floor(abs / MICROS_PER_USD);
-  const frac = String(abs % MICROS_PER_USD).padStart(6, '0').slice(0, digits);
+  const frac = String(abs % MICROS_PER_USD)
+    .padStart(6, '0')
+    .slice(0, digits);
   return `${sign}${whole}.${frac}`;
 }
 
@@ -44,5 +46,5 @@ export function toRub(micros: number, rate: number): number {
   const negative = kopecksTimes1e10 < 0n;
   const abs = negative ? -kopecksTimes1e10 : kopecksTimes1e10;
   const kopecks = (abs + divisor / 2n) / divisor;
-  return (negative ? -1 : 1) * Number(kopecks) / 100;
+  return ((negative ? -1 : 1) * Number(kopecks)) / 100;
 }

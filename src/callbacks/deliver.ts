@@ -1,5 +1,5 @@
 import { NetError, type NetGuard } from '../net/index.js';
-import type { CallbacksTable } from '../store/schema.js';
+import type { CallbacksTable } from '../store/index.js';
 import { taskView, type TaskRow, type ViewOptions } from '../tasks/index.js';
 import { signatureHeaders } from './signing.js';
 
@@ -24,7 +24,15 @@ export function webhookId(taskId: string): string {
 }
 
 /** POSTs one signed delivery through the network guard. Any 2xx within the timeout is delivery; redirects are not followed. */
-export async function attemptDelivery(guard: NetGuard, url: string, secret: string, taskId: string, body: string, at: Date, timeoutMs: number): Promise<Attempt> {
+export async function attemptDelivery(
+  guard: NetGuard,
+  url: string,
+  secret: string,
+  taskId: string,
+  body: string,
+  at: Date,
+  timeoutMs: number,
+): Promise<Attempt> {
   try {
     const res = await guard.fetch(url, {
       method: 'POST',

@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
+import { boundedCache, cached } from '../cache.js';
 
 /** The Standard Webhooks secret form (`whsec_` + standard base64) of an account secret; older secrets were base64url. */
 function standardSecret(secret: string): string {
@@ -9,15 +10,9 @@ function standardSecret(secret: string): string {
 }
 
 /** Signers by secret: building one decodes the key; a handful of accounts sign most deliveries. */
-const signers = new Map<string, Webhook>();
+const signers = boundedCache<string, Webhook>(1000);
 function signer(secret: string): Webhook {
-  let w = signers.get(secret);
-  if (!w) {
-    if (signers.size >= 1000) signers.clear();
-    w = new Webhook(standardSecret(secret));
-    signers.set(secret, w);
-  }
-  return w;
+  return cached(signers, secret, () => new Webhook(standardSecret(secret)));
 }
 
 /** The older scheme: base64(HMAC-SHA256(secret, taskId + "." + timestamp)), keyed with the secret string exactly as shown to the operator. */

@@ -1,11 +1,13 @@
 import type { Clock } from '../clock.js';
 import { randomId } from '../ids.js';
-import { WorkLoop } from '../store/work-loop.js';
+import { WorkLoop } from '../store/index.js';
 import type { NetGuard } from '../net/index.js';
-import type { Database } from '../store/db.js';
+import type { Database } from '../store/index.js';
 import type { Updateable } from 'kysely';
-import type { CallbacksTable } from '../store/schema.js';
-import { TASK_VIEW_COLUMNS, type EngineLog, type TaskRow, type TaskSignals, type ViewOptions } from '../tasks/index.js';
+import type { CallbacksTable } from '../store/index.js';
+import type { SecretBox } from '../secrets/index.js';
+import type { EngineLog } from '../engine/index.js';
+import { TASK_VIEW_COLUMNS, type TaskRow, type TaskSignals, type ViewOptions } from '../tasks/index.js';
 import { attemptDelivery, callbackBody, type Attempt } from './deliver.js';
 
 /** Settings of the delivery worker. */
@@ -25,6 +27,8 @@ export interface CallbackDeps {
   view: ViewOptions;
   signals: TaskSignals;
   settings: CallbackSettings;
+  /** Opens the sealed webhook secrets of the accounts. */
+  secrets: SecretBox;
   count?: (outcome: 'delivered' | 'retry' | 'failed') => void;
 }
 
@@ -102,12 +106,16 @@ export class CallbackWorker {
         .innerJoin('accounts', 'accounts.id', 'tasks.account_id')
         .select(TASK_VIEW_COLUMNS.map((col) => `tasks.${col}` as const))
         .select('accounts.webhook_secret')
-        .where('tasks.id', 'in', rows.map((r) => r.task_id))
+        .where(
+          'tasks.id',
+          'in',
+          rows.map((r) => r.task_id),
+        )
         .execute();
       const byId = new Map(tasks.map((t) => [t.id, t]));
       return rows.map((c) => {
         const t = byId.get(c.task_id);
-        return { c, task: t ? ({ ...t, seq: Number(t.seq) } as unknown as TaskRow) : null, secret: t?.webhook_secret ?? '' };
+        return { c, task: t ? ({ ...t, seq: Number(t.seq) } as unknown as TaskRow) : null, secret: t ? this.deps.secrets.open(t.webhook_secret) : '' };
       });
     });
   }
@@ -126,22 +134,24 @@ export class CallbackWorker {
     const retryIn = task ? settings.retryDelaysMs[attempts - 1] : undefined;
     const outcome = attempt.ok ? 'delivered' : retryIn === undefined ? 'failed' : 'retry';
     await this.write(c.task_id, {
-        status: outcome === 'retry' ? 'pending' : outcome,
-        attempts,
-        last_attempt_at: now,
-        last_status_code: attempt.statusCode,
-        last_error: attempt.error,
-        delivered_at: attempt.ok ? now : null,
-        due_at: outcome === 'retry' ? now + retryIn! : c.due_at,
-        locked_until: null,
-        locked_by: null,
-      });
+      status: outcome === 'retry' ? 'pending' : outcome,
+      attempts,
+      last_attempt_at: now,
+      last_status_code: attempt.statusCode,
+      last_error: attempt.error,
+      delivered_at: attempt.ok ? now : null,
+      due_at: outcome === 'retry' ? now + retryIn! : c.due_at,
+      locked_until: null,
+      locked_by: null,
+    });
     this.deps.count?.(outcome);
     if (outcome === 'failed') this.work.log.warn({ taskId: c.task_id, attempts, error: attempt.error }, 'callbacks: delivery given up');
   }
 
   /** Writes one outcome, only while this worker still holds the lease. */
   private async write(taskId: string, patch: Updateable<CallbacksTable>): Promise<void> {
-    await this.deps.database.write((w) => w.updateTable('callbacks').set(patch).where('task_id', '=', taskId).where('locked_by', '=', this.workerId).execute());
+    await this.deps.database.tx((w) => w.updateTable('callbacks').set(patch).where('task_id', '=', taskId).where('locked_by', '=', this.workerId).execute(), {
+      atomic: false,
+    });
   }
 }

@@ -21,3 +21,8 @@ export function makeCatalog(models: readonly ModelDef[], source = 'catalog'): Ca
 export function modelNames(catalog: Catalog): string[] {
   return catalog.models.flatMap((m) => [m.id, ...m.aliases]);
 }
+
+/** Whether `name` (a task's `param.model`) is a name with an input mapping: a kie.ai id or an operator's mapped alias (decision 0400). */
+export function hasInputMapping(catalog: Catalog, name: string): boolean {
+  return catalog.find(name)?.inputMaps.has(name) ?? false;
+}

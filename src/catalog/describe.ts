@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { formatUsd, toRub, usdNumber } from '../billing/index.js';
+import { mappingProperties, mappingWords } from './mapping.js';
 import type { ModelDef } from './types.js';
 
 /**
@@ -67,10 +68,14 @@ export function priceRules(model: ModelDef): string[] {
   if (price.unit === 'run') rules.push('One price per run, whatever the parameters.');
   for (const [value, like] of Object.entries(price.sameAs ?? {})) rules.push(`${price.by} "${value}" is priced as "${like}".`);
   if (price.withVideo) {
-    rules.push('When input.video_urls are supplied, the with-client-video rate applies and the seconds of the supplied clips (after trimming) are added to the seconds of the result.');
+    rules.push(
+      'When input.video_urls are supplied, the with-client-video rate applies and the seconds of the supplied clips (after trimming) are added to the seconds of the result.',
+    );
   }
   if (model.autoLengthSeconds) {
-    rules.push(`duration "auto" or -1: ${model.autoLengthSeconds} s are charged at creation (plus source seconds); when the video is ready the price is recalculated from its real length rounded half up and the difference is refunded.`);
+    rules.push(
+      `duration "auto" or -1: ${model.autoLengthSeconds} s are charged at creation (plus source seconds); when the video is ready the price is recalculated from its real length rounded half up and the difference is refunded.`,
+    );
   }
   if (model.fields.has('video_mode') && model.media.videos) {
     rules.push('video_mode "edit": the result is as long as the first clip (after trimming); duration is ignored.');
@@ -106,7 +111,8 @@ export function parametersSchema(model: ModelDef): Record<string, unknown> {
   const cached = schemaCache.get(model);
   if (cached) return cached;
   const schema = z.toJSONSchema(normalisedSchema(model), { io: 'input' }) as Record<string, unknown>;
-  schema.properties = { ...(schema.properties as object), ...aliasProperties(model) };
+  const fields = schema.properties as Record<string, Record<string, unknown>>;
+  schema.properties = { ...fields, ...aliasProperties(model), ...mappingProperties(model, fields) };
   schemaCache.set(model, schema);
   return schema;
 }
@@ -124,21 +130,39 @@ export function limitsOf(model: ModelDef): Record<string, unknown> {
   const out: Record<string, unknown> = { frames: frames ?? false };
   if (images) {
     out.images = {
-      field: images.field, min: images.min, max: images.max, formats: images.formats,
-      public_link_formats: [...images.formats, ...images.linkFormats], asset_ids: images.assets, upload_max_mb: images.uploadMb,
+      field: images.field,
+      min: images.min,
+      max: images.max,
+      formats: images.formats,
+      public_link_formats: [...images.formats, ...images.linkFormats],
+      asset_ids: images.assets,
+      upload_max_mb: images.uploadMb,
     };
   }
   if (videos) {
     out.videos = {
-      field: 'video_urls', max: videos.max, total_seconds: videos.totalSeconds,
-      clip_seconds: videos.clipSeconds, formats: videos.formats, upload_max_mb: videos.uploadMb,
+      field: 'video_urls',
+      max: videos.max,
+      total_seconds: videos.totalSeconds,
+      clip_seconds: videos.clipSeconds,
+      formats: videos.formats,
+      upload_max_mb: videos.uploadMb,
     };
   }
   if (audios) {
     out.audios = {
-      field: 'audio_urls', max: audios.max, total_seconds: audios.totalSeconds,
-      formats: audios.formats, upload_max_mb: audios.uploadMb, alone: audios.alone,
+      field: 'audio_urls',
+      max: audios.max,
+      total_seconds: audios.totalSeconds,
+      formats: audios.formats,
+      upload_max_mb: audios.uploadMb,
+      alone: audios.alone,
     };
   }
   return out;
+}
+
+/** Each name with an input mapping (kie.ai ids, operator aliases) and its mapping in words, for `/models` and MCP. */
+export function inputMappings(model: ModelDef): Record<string, string[]> {
+  return Object.fromEntries([...model.inputMaps].map(([name, map]) => [name, mappingWords(model, map).map((w) => w.replace(/`/g, ''))]));
 }

@@ -1,4 +1,5 @@
 import { limitsOf, priceDisplay, priceRules } from './describe.js';
+import { mappingWords } from './mapping.js';
 import { EDIT_MIN_SECONDS } from './media.js';
 import type { Catalog, ModelDef } from './types.js';
 
@@ -25,22 +26,35 @@ function aliasLines(model: ModelDef): string[] {
   return out;
 }
 
+/** The names whose input names are mapped (kie.ai ids, DECISIONS §18), each with its mapping. */
+function mappingLines(model: ModelDef): string[] {
+  if (model.inputMaps.size === 0) return [];
+  const lines = [...model.inputMaps].map(([name, map]) => `- \`${name}\`: ${mappingWords(model, map).join('; ')}.`);
+  return ['Input mappings (applied before validation, only under the name shown; refusals name the field as sent):', ...lines, ''];
+}
+
 function limitLines(model: ModelDef): string[] {
   const l = limitsOf(model) as Record<string, Record<string, unknown> | boolean>;
   const out: string[] = [];
   const img = model.media.images;
   if (img) {
     const extra = img.linkFormats.length ? `; public links also ${img.linkFormats.join(', ')}` : '';
-    out.push(`- Photos (\`${img.field}\`): ${img.min > 0 ? `${img.min} to ${img.max}` : `up to ${img.max}`}; ${img.formats.join(', ')}${extra}${img.assets ? '; or `asset://` ids' : ''}; upload up to ${img.uploadMb} MB per file.`);
+    out.push(
+      `- Photos (\`${img.field}\`): ${img.min > 0 ? `${img.min} to ${img.max}` : `up to ${img.max}`}; ${img.formats.join(', ')}${extra}${img.assets ? '; or `asset://` ids' : ''}; upload up to ${img.uploadMb} MB per file.`,
+    );
   }
   if (l.frames) out.push('- Frames: `first_frame_url`' + (model.fields.has('last_frame_url') ? ', optional `last_frame_url`.' : '.'));
   const v = model.media.videos;
   if (v) {
-    out.push(`- Videos (\`video_urls\`, uploads only): up to ${v.max}; total at most ${v.totalSeconds} s; each clip ${v.clipSeconds?.min} to ${v.clipSeconds?.max} s; ${v.formats.join(' or ')}; upload up to ${v.uploadMb} MB.`);
+    out.push(
+      `- Videos (\`video_urls\`, uploads only): up to ${v.max}; total at most ${v.totalSeconds} s; each clip ${v.clipSeconds?.min} to ${v.clipSeconds?.max} s; ${v.formats.join(' or ')}; upload up to ${v.uploadMb} MB.`,
+    );
   }
   const a = model.media.audios;
   if (a) {
-    out.push(`- Audio (\`audio_urls\`, uploads only): up to ${a.max}; total at most ${a.totalSeconds} s; ${a.formats.join(', ')}; upload up to ${a.uploadMb} MB${a.alone ? '; audio alone (no photo or video) is allowed' : ''}.`);
+    out.push(
+      `- Audio (\`audio_urls\`, uploads only): up to ${a.max}; total at most ${a.totalSeconds} s; ${a.formats.join(', ')}; upload up to ${a.uploadMb} MB${a.alone ? '; audio alone (no photo or video) is allowed' : ''}.`,
+    );
   }
   return out;
 }
@@ -54,7 +68,9 @@ function flowNotes(model: ModelDef): string[] {
     );
   }
   if (model.fields.has('trim_video_to')) {
-    out.push('Clips are trimmed in this order: trim_video_to, trim_to_duration, per-clip checks, auto_trim (the longest clips lowered to one common whole length, never below 2 s), total checks. Trimming is free; the price uses the kept seconds.');
+    out.push(
+      'Clips are trimmed in this order: trim_video_to, trim_to_duration, per-clip checks, auto_trim (the longest clips lowered to one common whole length, never below 2 s), total checks. Trimming is free; the price uses the kept seconds.',
+    );
   }
   if (model.fields.has('video_mode') && model.media.videos) out.push(`video_mode "edit" needs every clip to be at least ${EDIT_MIN_SECONDS} s.`);
   return out;
@@ -75,6 +91,7 @@ function section(model: ModelDef): string[] {
     ...fieldTable(model),
     '',
     ...(aliases.length ? [`Aliases: ${aliases.join('; ')}.`, ''] : []),
+    ...mappingLines(model),
     ...(model.rules.length ? ['Rules:', ...[...model.rules.map((r) => r.note), ...flowNotes(model)].map((n) => `- ${n}`), ''] : []),
     ...(limits.length ? ['Media limits:', ...limits, ''] : []),
   ];
@@ -83,14 +100,18 @@ function section(model: ModelDef): string[] {
 /** The whole of docs/models.md for a catalog. */
 export function renderModelsDoc(catalog: Catalog): string {
   const overview = catalog.models.map(
-    (m) => `| [\`${m.id}\`](#${m.id.replace(/[^a-z0-9 -]/g, '')}--${m.title.toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-')}) | ${m.kind} | ${m.price.unit} | ${cell(priceDisplay(m))} |`,
+    (m) =>
+      `| [\`${m.id}\`](#${m.id.replace(/[^a-z0-9 -]/g, '')}--${m.title
+        .toLowerCase()
+        .replace(/[^a-z0-9 -]/g, '')
+        .replace(/ /g, '-')}) | ${m.kind} | ${m.price.unit} | ${cell(priceDisplay(m))} |`,
   );
   return [
     '# Models',
     '',
     '<!-- Generated from src/catalog by `npm run docs:models`. Do not edit by hand; a test fails when this file is stale. -->',
     '',
-    'Every model GenGate ships, with its input fields, defaults, rules, media limits and list prices. Operators may change prices, disable models and add aliases with a catalog file (`GENGATE_CATALOG`); `GET /api/v1/models` and `GET /v1/pricing` always show the prices in force.',
+    'Every model GenGate ships, with its input fields, defaults, rules, media limits and list prices. Operators may change prices, disable models and add aliases (with input mappings) with a catalog file (`GENGATE_CATALOG`, see docs/backends.md); the kie.ai model ids are aliases with input mappings by default (docs/decisions/0400); `GET /api/v1/models` and `GET /v1/pricing` always show the prices in force.',
     '',
     'Common to all inputs: unknown fields are refused by name; `null`, `""` and blank text count as not sent; numbers may be sent as text and text values as numbers where the meaning is clear (`duration: 5` or `"5"`); `true`/`false` may be sent as text; choices match regardless of case.',
     '',

@@ -1,10 +1,12 @@
-import { limitsOf, parametersSchema, priceDisplay, priceRules, priceTiers, type PriceTier } from './describe.js';
+import { inputMappings, limitsOf, parametersSchema, priceDisplay, priceRules, priceTiers, type PriceTier } from './describe.js';
 import type { ModelDef } from './types.js';
 
 /** One entry of `GET /api/v1/models`. */
 export interface ModelEntry {
   id: string;
   aliases: readonly string[];
+  /** Names (kie.ai ids, operator aliases) whose input names are mapped, with each mapping in words. */
+  input_mappings: Record<string, string[]>;
   kind: ModelDef['kind'];
   title: string;
   description: string;
@@ -27,6 +29,7 @@ export function modelEntry(model: ModelDef, opts: { usdRubRate: number; pricingB
   return {
     id: model.id,
     aliases: model.aliases,
+    input_mappings: inputMappings(model),
     kind: model.kind,
     title: model.title,
     description: model.summary,

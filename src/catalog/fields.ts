@@ -41,10 +41,16 @@ export function text(opts: { max: number; description: string }): FieldDef {
   });
 }
 
-/** One of a fixed list of text values, matched without regard to case; numbers match their text ("16:9" stays text). */
-export function choice<const V extends string>(values: readonly [V, ...V[]], opts: { default?: V; description: string }): FieldDef {
+/**
+ * One of a fixed list of text values, matched without regard to case; numbers match their text ("16:9" stays text).
+ * `same` are other spellings taken as one of the values (`jpg` for `jpeg`, DECISIONS §18).
+ */
+export function choice<const V extends string>(
+  values: readonly [V, ...V[]],
+  opts: { default?: V; description: string; same?: Readonly<Record<string, V>> },
+): FieldDef {
   const allowed = `one of ${quoted(values)}`;
-  const byLower = new Map<string, V>(values.map((v) => [v.toLowerCase(), v]));
+  const byLower = new Map<string, V>([...values.map((v): [string, V] => [v.toLowerCase(), v]), ...Object.entries(opts.same ?? {})]);
   return field(allowed, z.enum(values), opts, (value, where) => {
     const s = typeof value === 'number' ? String(value) : value;
     const hit = typeof s === 'string' ? byLower.get(s.trim().toLowerCase()) : undefined;
@@ -57,14 +63,7 @@ export function choice<const V extends string>(values: readonly [V, ...V[]], opt
  * A whole number from `min` to `max` (or one of `only`), given as a number or numeric text.
  * With `auto`, the text "auto" and -1 both mean automatic and normalise to "auto".
  */
-export function whole(opts: {
-  min: number;
-  max: number;
-  only?: readonly number[];
-  auto?: boolean;
-  default?: number;
-  description: string;
-}): FieldDef {
+export function whole(opts: { min: number; max: number; only?: readonly number[]; auto?: boolean; default?: number; description: string }): FieldDef {
   const range = opts.only ? `one of ${quoted(opts.only)}` : `a whole number from ${opts.min} to ${opts.max}`;
   const allowed = opts.auto ? `${range}, "auto" or -1` : range;
   let schema: z.ZodType = opts.only ? z.literal(opts.only as [number, ...number[]]) : z.int().min(opts.min).max(opts.max);
@@ -133,7 +132,10 @@ export function link(rules: LinkRules, description: string): FieldDef & { readon
 }
 
 /** A list of media links of one kind, at most `max` (and at least `min` when sent). */
-export function links(rules: LinkRules, opts: { max: number; min?: number; description: string }): FieldDef & { readonly rules: LinkRules; readonly max: number } {
+export function links(
+  rules: LinkRules,
+  opts: { max: number; min?: number; description: string },
+): FieldDef & { readonly rules: LinkRules; readonly max: number } {
   const min = opts.min ?? 0;
   const count = min > 0 ? `${min} to ${opts.max}` : `up to ${opts.max}`;
   const allowed = `a list of ${count} links, each ${linkAllowed(rules)}`;

@@ -4,6 +4,8 @@ export type {
   ClipLimits,
   DraftRules,
   FieldDef,
+  InputMap,
+  InputRename,
   ImageLimits,
   MediaFact,
   MediaFacts,
@@ -17,7 +19,8 @@ export type {
 } from './types.js';
 export { buildCatalog, loadCatalog, BACKEND_KINDS } from './overrides.js';
 export { routeName, KEY_ENV } from './routes.js';
-export { makeCatalog, modelNames } from './catalog.js';
+export { hasInputMapping, makeCatalog, modelNames } from './catalog.js';
+export { KIE_ALIASES, type KieAlias } from './kie.js';
 export { DEFAULT_MODELS } from './models/index.js';
 export { validateInput, checkMedia, findModel, type ValidatedInput } from './validate.js';
 export { resolveDraftFinal, type DraftTask } from './draft.js';

@@ -23,13 +23,31 @@ const ASSET = /^asset:\/\/[A-Za-z0-9._-]{1,200}$/;
 
 /** File name extensions we recognise; a link without one is judged by its bytes later. */
 const EXTENSIONS: Readonly<Record<string, readonly [MediaKind, string]>> = {
-  jpg: ['image', 'JPG'], jpeg: ['image', 'JPG'], png: ['image', 'PNG'], webp: ['image', 'WebP'],
-  bmp: ['image', 'BMP'], tif: ['image', 'TIFF'], tiff: ['image', 'TIFF'], gif: ['image', 'GIF'],
-  heic: ['image', 'HEIC'], heif: ['image', 'HEIC'], avif: ['image', 'AVIF'], svg: ['image', 'SVG'],
-  mp4: ['video', 'MP4'], mov: ['video', 'MOV'], m4v: ['video', 'M4V'], webm: ['video', 'WebM'],
-  mkv: ['video', 'MKV'], avi: ['video', 'AVI'],
-  mp3: ['audio', 'MP3'], wav: ['audio', 'WAV'], m4a: ['audio', 'M4A'], aac: ['audio', 'AAC'],
-  ogg: ['audio', 'OGG'], flac: ['audio', 'FLAC'], opus: ['audio', 'OPUS'],
+  jpg: ['image', 'JPG'],
+  jpeg: ['image', 'JPG'],
+  png: ['image', 'PNG'],
+  webp: ['image', 'WebP'],
+  bmp: ['image', 'BMP'],
+  tif: ['image', 'TIFF'],
+  tiff: ['image', 'TIFF'],
+  gif: ['image', 'GIF'],
+  heic: ['image', 'HEIC'],
+  heif: ['image', 'HEIC'],
+  avif: ['image', 'AVIF'],
+  svg: ['image', 'SVG'],
+  mp4: ['video', 'MP4'],
+  mov: ['video', 'MOV'],
+  m4v: ['video', 'M4V'],
+  webm: ['video', 'WebM'],
+  mkv: ['video', 'MKV'],
+  avi: ['video', 'AVI'],
+  mp3: ['audio', 'MP3'],
+  wav: ['audio', 'WAV'],
+  m4a: ['audio', 'M4A'],
+  aac: ['audio', 'AAC'],
+  ogg: ['audio', 'OGG'],
+  flac: ['audio', 'FLAC'],
+  opus: ['audio', 'OPUS'],
 };
 
 const NOUN: Record<MediaKind, string> = { image: 'photo', video: 'video', audio: 'audio file' };
@@ -60,8 +78,7 @@ export function formatByName(pathname: string): readonly [MediaKind, string] | u
 
 /** Checks one media link and returns it unchanged; refusals name the field, what is allowed and what was sent. */
 export function checkLink(value: unknown, rules: LinkRules, where: Where, options: LinkOptions): string {
-  const refuse = (why = '') =>
-    Errors.invalid(`${where.path} must be ${linkAllowed(rules)} for ${where.model}${why} (got ${shown(value)})`);
+  const refuse = (why = '') => Errors.invalid(`${where.path} must be ${linkAllowed(rules)} for ${where.model}${why} (got ${shown(value)})`);
   if (typeof value !== 'string') throw refuse();
   if (value.length > MAX_LINK_LENGTH) throw refuse(`; links are at most ${MAX_LINK_LENGTH} characters`);
   if (value.startsWith('asset://')) {

@@ -51,10 +51,7 @@ export function notAnUpload(path: string, model: string, url: string) {
 export function planMedia(model: ModelDef, input: Record<string, unknown>, facts: MediaFacts): MediaCheck {
   checkPhotoFacts(model, input, facts);
   const clips: ClipPlan[] = [];
-  const lists = [
-    ['video_urls', model.media.videos] as const,
-    ['audio_urls', model.media.audios] as const,
-  ];
+  const lists = [['video_urls', model.media.videos] as const, ['audio_urls', model.media.audios] as const];
   for (const [field, limits] of lists) {
     const urls = input[field];
     if (!limits || !Array.isArray(urls) || urls.length === 0) continue;
@@ -157,4 +154,3 @@ function checkPhotoFacts(model: ModelDef, input: Record<string, unknown>, facts:
     if (fact) checkFact(fact, rules, path, model.id);
   }
 }
-

@@ -1,12 +1,14 @@
 import { parseUsd } from '../billing/index.js';
 import { ConfigError, readJsonFile, type Config } from '../config.js';
 import { makeCatalog } from './catalog.js';
+import { parseInputMap, withAlias } from './mapping.js';
 import { DEFAULT_MODELS } from './models/index.js';
 import { checkRouteNames, parseRoutes } from './routes.js';
 import type { Catalog, ModelDef, PriceRule } from './types.js';
 
 /**
- * The operator's catalog file (GENGATE_CATALOG): per model, `enabled`, extra `aliases`, `price`
+ * The operator's catalog file (GENGATE_CATALOG): per model, `enabled`, extra `aliases` (names, or
+ * `{"name", "input"}` with an input mapping, src/catalog/mapping.ts), `price`
  * (a USD amount for flat prices, or an object of tiers such as {"720p": "0.30"}),
  * `price_with_client_video` (tiers) and `routes` (src/catalog/routes.ts). Input schemas stay code; the file only edits data.
  * Anything unknown or wrong stops the start with a message naming the file, the model and the field.
@@ -51,19 +53,28 @@ function applyEdit(model: ModelDef, edit: Json, at: string, fail: (where: string
   for (const key of Object.keys(edit)) {
     if (!MODEL_KEYS.includes(key)) throw fail(`${at}.${key}`, `unknown field; fields: ${MODEL_KEYS.join(', ')}`);
   }
-  let { enabled, aliases, price, routes } = model;
+  let { enabled, price, routes } = model;
+  let named = model;
   if (edit.enabled !== undefined) {
     if (typeof edit.enabled !== 'boolean') throw fail(`${at}.enabled`, `must be true or false (got ${JSON.stringify(edit.enabled)})`);
     enabled = edit.enabled;
   }
   if (edit.aliases !== undefined) {
-    if (!Array.isArray(edit.aliases)) throw fail(`${at}.aliases`, 'must be a list of names');
-    edit.aliases.forEach((a, i) => {
-      if (typeof a !== 'string' || !ALIAS.test(a)) {
-        throw fail(`${at}.aliases[${i}]`, `must be a name of letters, digits and . _ : / - (got ${JSON.stringify(a)})`);
+    if (!Array.isArray(edit.aliases)) throw fail(`${at}.aliases`, 'must be a list of names (or {"name", "input"} objects)');
+    edit.aliases.forEach((a: unknown, i) => {
+      const where = `${at}.aliases[${i}]`;
+      const withMap = isObject(a);
+      if (withMap) {
+        for (const key of Object.keys(a)) if (key !== 'name' && key !== 'input') throw fail(`${where}.${key}`, 'unknown field; an alias is {"name", "input"}');
       }
+      const name = withMap ? a.name : a;
+      if (typeof name !== 'string' || !ALIAS.test(name)) {
+        throw fail(withMap ? `${where}.name` : where, `must be a name of letters, digits and . _ : / - (got ${JSON.stringify(name)})`);
+      }
+      // An alias given again with an input mapping takes that mapping; given as a plain name it keeps the one it had.
+      const map = withMap && a.input !== undefined ? parseInputMap(model, a.input, `${where}.input`, fail) : named.inputMaps.get(name);
+      named = withAlias(named, name, map);
     });
-    aliases = [...new Set([...aliases, ...(edit.aliases as string[])])];
   }
   if (edit.price !== undefined) price = { ...price, rates: tiers(price.rates, edit.price, `${at}.price`, price, fail) };
   if (edit.price_with_client_video !== undefined) {
@@ -71,7 +82,7 @@ function applyEdit(model: ModelDef, edit: Json, at: string, fail: (where: string
     price = { ...price, withVideo: tiers(price.withVideo, edit.price_with_client_video, `${at}.price_with_client_video`, price, fail) };
   }
   if (edit.routes !== undefined) routes = parseRoutes(edit.routes, `${at}.routes`, fail);
-  return { ...model, enabled, aliases, price, routes };
+  return { ...named, enabled, price, routes };
 }
 
 /** Merges overridden amounts into a rate table; the tiers must be the model's own. */

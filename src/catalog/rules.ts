@@ -32,27 +32,19 @@ export function requires(field: string): Rule {
 }
 
 /** A prompt is needed unless a first frame is given (image-to-video may go without words). */
-export const promptOrFirstFrame: Rule = rule(
-  'prompt is required unless first_frame_url is given.',
-  (input, ctx) => {
-    if (!given(input.prompt) && !given(input.first_frame_url)) {
-      throw missing(ctx, 'prompt', ' unless input.first_frame_url is given');
-    }
-  },
-);
+export const promptOrFirstFrame: Rule = rule('prompt is required unless first_frame_url is given.', (input, ctx) => {
+  if (!given(input.prompt) && !given(input.first_frame_url)) {
+    throw missing(ctx, 'prompt', ' unless input.first_frame_url is given');
+  }
+});
 
 /** The last frame is only used together with the first frame. */
-export const lastFrameNeedsFirst: Rule = rule(
-  'last_frame_url only together with first_frame_url.',
-  (input, ctx) => {
-    if (given(input.last_frame_url) && !given(input.first_frame_url)) {
-      const last = ctx.where('last_frame_url');
-      throw Errors.invalid(
-        `${last.path} is only accepted together with input.first_frame_url for ${last.model} (got a last frame and no first frame)`,
-      );
-    }
-  },
-);
+export const lastFrameNeedsFirst: Rule = rule('last_frame_url only together with first_frame_url.', (input, ctx) => {
+  if (given(input.last_frame_url) && !given(input.first_frame_url)) {
+    const last = ctx.where('last_frame_url');
+    throw Errors.invalid(`${last.path} is only accepted together with input.first_frame_url for ${last.model} (got a last frame and no first frame)`);
+  }
+});
 
 /** video_mode: edit and extend work on a supplied clip; reference needs something to refer to. */
 export const videoModeNeeds: Rule = rule(
@@ -86,12 +78,9 @@ export const audioNeedsPicture: Rule = rule(
 );
 
 /** A draft renders at the draft resolution whatever was asked (SPEC: "the resolution is forced to 480p"). */
-export const draftForcesResolution: Rule = rule(
-  'draft true renders at the draft resolution, whatever resolution says.',
-  (input, ctx) => {
-    if (input.draft === true && ctx.model.draft) input.resolution = ctx.model.draft.resolution;
-  },
-);
+export const draftForcesResolution: Rule = rule('draft true renders at the draft resolution, whatever resolution says.', (input, ctx) => {
+  if (input.draft === true && ctx.model.draft) input.resolution = ctx.model.draft.resolution;
+});
 
 const SUNO_ALWAYS = new Set(['prompt', 'custom_mode', 'instrumental', 'nsfw_check']);
 

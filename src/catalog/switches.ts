@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import { Errors, shown } from '../errors.js';
-import type { Database } from '../store/db.js';
+import type { Database } from '../store/index.js';
 import { makeCatalog } from './catalog.js';
 import type { Catalog, ModelDef } from './types.js';
 
@@ -31,6 +31,8 @@ export class ModelSwitches {
     private readonly clock: Clock,
   ) {
     this.current = base;
+    // The catalog object is handed out once and must always show the current switches: its getters read this instance.
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
     const self = this;
     this.catalog = {
       get models() {
@@ -77,11 +79,15 @@ export class ModelSwitches {
     const model = this.base.find(name);
     if (!model) throw Errors.notFound(`model ${shown(name)} is not in the catalog`);
     const now = this.clock.now();
-    await this.database.db
-      .insertInto('model_switches')
-      .values({ model_id: model.id, enabled: enabled ? 1 : 0, updated_at: now })
-      .onConflict((oc) => oc.column('model_id').doUpdateSet({ enabled: enabled ? 1 : 0, updated_at: now }))
-      .execute();
+    await this.database.tx(
+      (w) =>
+        w
+          .insertInto('model_switches')
+          .values({ model_id: model.id, enabled: enabled ? 1 : 0, updated_at: now })
+          .onConflict((oc) => oc.column('model_id').doUpdateSet({ enabled: enabled ? 1 : 0, updated_at: now }))
+          .execute(),
+      { atomic: false },
+    );
     await this.refresh();
     return this.view(model);
   }

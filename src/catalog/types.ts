@@ -116,10 +116,28 @@ export interface Rule {
   check(input: Record<string, unknown>, ctx: RuleContext): void;
 }
 
+/**
+ * How one input name sent under an alias reaches the model's fields (KIE.md §2, DECISIONS §18;
+ * docs/decisions/0400): a field name renames it; `to` with `values` also maps values; `to` with
+ * a list spreads a list over fields in order (first and last frame); `ignore` accepts and checks
+ * it but passes nothing on; `instead` refuses it, naming the field GenGate prices instead.
+ */
+export type InputRename =
+  | string
+  | { readonly to: string; readonly values?: Readonly<Record<string, string>> }
+  | { readonly to: readonly string[] }
+  | { readonly ignore: 'boolean' | readonly string[] }
+  | { readonly instead: string };
+
+/** An alias's input mapping: sent name → how it reaches the model's fields. */
+export type InputMap = Readonly<Record<string, InputRename>>;
+
 /** One model of the catalog: everything validation, pricing, docs and routing need. */
 export interface ModelDef {
   readonly id: string;
   readonly aliases: readonly string[];
+  /** Input mappings of names (an alias, or the id when a kie.ai id equals it), applied before validation; empty for most models. */
+  readonly inputMaps: ReadonlyMap<string, InputMap>;
   readonly kind: ModelKind;
   readonly title: string;
   readonly summary: string;

@@ -3,7 +3,8 @@ import { modelNames } from './catalog.js';
 import { readDraftFinal } from './draft.js';
 import type { LinkOptions } from './links.js';
 import { planMedia, type MediaCheck } from './media.js';
-import type { Catalog, MediaFacts, ModelDef, RuleContext, Where } from './types.js';
+import { acceptedNames, mapSent } from './mapping.js';
+import type { Catalog, InputMap, MediaFacts, ModelDef, RuleContext, Where } from './types.js';
 
 /** A validated createTask input: the canonical model id and the normalised input. */
 export interface ValidatedInput {
@@ -58,22 +59,30 @@ function readTools(value: unknown, where: Where): boolean | undefined {
   return value.length > 0 ? true : undefined;
 }
 
-/** Sorts the sent keys into fields; unknown keys are refused by name. */
-function collect(model: ModelDef, input: Record<string, unknown>): Map<string, Sent[]> {
+/** Sorts the sent keys into fields; unknown keys are refused by name. `map` is the input mapping of the name the client used. */
+function collect(model: ModelDef, input: Record<string, unknown>, name: string, map: InputMap | undefined): Map<string, Sent[]> {
   const sent = new Map<string, Sent[]>();
+  const add = (field: string, value: unknown, as: string) => {
+    if (!isGiven(value)) return;
+    const list = sent.get(field);
+    if (list) list.push({ value, as });
+    else sent.set(field, [{ value, as }]);
+  };
   for (const key of Object.keys(input)) {
+    if (map && Object.hasOwn(map, key)) {
+      if (!isGiven(input[key])) continue;
+      for (const m of mapSent(model, name, map[key]!, key, input[key])) add(m.field, m.value, m.as);
+      continue;
+    }
     let field = key;
     if (key === 'tools' && model.fields.has('web_search')) field = 'web_search';
     else if (Object.hasOwn(FIELD_ALIASES, key) && model.fields.has(FIELD_ALIASES[key]!)) field = FIELD_ALIASES[key]!;
     else if (!model.fields.has(key)) {
       const hint = Object.hasOwn(model.hints, key) ? ` (${model.hints[key]})` : '';
-      throw Errors.invalid(`input.${key} is not an input field of ${model.id}${hint}; its fields are: ${[...model.fields.keys()].join(', ')}`);
+      const also = map ? `; under ${name} also: ${acceptedNames(map).join(', ')}` : '';
+      throw Errors.invalid(`input.${key} is not an input field of ${model.id}${hint}; its fields are: ${[...model.fields.keys()].join(', ')}${also}`);
     }
-    const value = input[key];
-    if (!isGiven(value)) continue;
-    const list = sent.get(field);
-    if (list) list.push({ value, as: key });
-    else sent.set(field, [{ value, as: key }]);
+    add(field, input[key], key);
   }
   return sent;
 }
@@ -101,18 +110,14 @@ function readField(model: ModelDef, field: string, given: readonly Sent[], links
  * and what was sent. With `media` (facts from uploads) it also checks counts, formats and seconds
  * and plans trims. Never throws anything but AppError.
  */
-export function validateInput(
-  catalog: Catalog,
-  modelName: unknown,
-  input: unknown,
-  media?: MediaFacts,
-  options: LinkOptions = {},
-): ValidatedInput {
+export function validateInput(catalog: Catalog, modelName: unknown, input: unknown, media?: MediaFacts, options: LinkOptions = {}): ValidatedInput {
   const model = findModel(catalog, modelName);
   if (!model.enabled) throw Errors.modelDisabled(model.id);
   if (input === undefined || input === null) throw Errors.missingField('input', `an object of the input fields of ${model.id}`);
   if (!isPlainObject(input)) throw Errors.invalid(`input must be an object of the input fields of ${model.id} (got ${shown(input)})`);
-  const sent = collect(model, input);
+  // Only names with a mapping (kie.ai ids, operator aliases) look one up: one Map read, nothing for other names.
+  const map = model.inputMaps.size > 0 ? model.inputMaps.get(modelName as string) : undefined;
+  const sent = collect(model, input, String(modelName), map);
   const ctx: RuleContext = {
     model,
     sent: new Set(sent.keys()),

@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
-import type { Services } from '../services.js';
+import type { Core } from '../core.js';
 import { Errors } from '../errors.js';
 import { entriesCsv, entryView, parseUsd } from '../billing/index.js';
 import type { AccountView, KeyView } from '../accounts/index.js';
 import type { ModelSwitchView } from '../catalog/index.js';
 
-type Run = (fn: (s: Services) => Promise<void>) => Promise<void>;
+type Run = (fn: (s: Core) => Promise<void>) => Promise<void>;
 type Out = (text: string) => void;
 
 function usd(value: string, flag: string): number {
@@ -21,7 +21,13 @@ function limitValue(value: string | undefined, flag: string): number | null | un
   return Number(value);
 }
 
-const list = (v: string | undefined) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : undefined);
+const list = (v: string | undefined) =>
+  v
+    ? v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : undefined;
 const accountLine = (a: AccountView) => `${a.id}  ${a.status.padEnd(8)}  ${a.balance.padStart(12)} USD  ${a.name}`;
 const keyLine = (k: KeyView) =>
   `${k.id}  ${k.prefix}  ${k.revokedAt ? `revoked ${k.revokedAt}` : 'active'}  scopes=${k.scopes?.join(',') ?? 'all'}  models=${k.models?.join(',') ?? 'all'}  last used ${k.lastUsedAt ?? 'never'}`;
@@ -52,9 +58,9 @@ export function addAdminCommands(program: Command, run: Run, out: Out) {
       }),
     );
   for (const [name, fn] of [
-    ['show', (s: Services, id: string) => s.accounts.get(id)],
-    ['disable', (s: Services, id: string) => s.accounts.setStatus(id, 'disabled')],
-    ['enable', (s: Services, id: string) => s.accounts.setStatus(id, 'active')],
+    ['show', (s: Core, id: string) => s.accounts.get(id)],
+    ['disable', (s: Core, id: string) => s.accounts.setStatus(id, 'disabled')],
+    ['enable', (s: Core, id: string) => s.accounts.setStatus(id, 'active')],
   ] as const) {
     account
       .command(`${name} <id>`)
@@ -135,11 +141,20 @@ export function addAdminCommands(program: Command, run: Run, out: Out) {
         const entries = await s.accounts.ledgerEntries(o.account);
         if (o.csv) return out(entriesCsv(entries).trimEnd());
         const views = entries.map(entryView);
-        print(o.json, { entries: views }, views.map((e) => `${e.id}  ${e.createdAt}  ${e.kind.padEnd(14)} ${e.amount.padStart(14)}  ${e.balanceAfter.padStart(14)}  ${e.taskId ?? ''}  ${e.reason}`).join('\n') || '(no entries)');
+        print(
+          o.json,
+          { entries: views },
+          views
+            .map(
+              (e) => `${e.id}  ${e.createdAt}  ${e.kind.padEnd(14)} ${e.amount.padStart(14)}  ${e.balanceAfter.padStart(14)}  ${e.taskId ?? ''}  ${e.reason}`,
+            )
+            .join('\n') || '(no entries)',
+        );
       }),
     );
 
-  const modelLine = (m: ModelSwitchView) => `${m.id.padEnd(32)} ${m.enabled ? 'enabled ' : 'disabled'}${m.switchedAt === null ? '' : `  (switched ${new Date(m.switchedAt).toISOString()}; catalog: ${m.catalogEnabled ? 'enabled' : 'disabled'})`}`;
+  const modelLine = (m: ModelSwitchView) =>
+    `${m.id.padEnd(32)} ${m.enabled ? 'enabled ' : 'disabled'}${m.switchedAt === null ? '' : `  (switched ${new Date(m.switchedAt).toISOString()}; catalog: ${m.catalogEnabled ? 'enabled' : 'disabled'})`}`;
   const model = program.command('model').description('list models, switch them on and off for every process');
   model
     .command('list')
@@ -150,7 +165,10 @@ export function addAdminCommands(program: Command, run: Run, out: Out) {
         print(o.json, { models: all }, all.map(modelLine).join('\n'));
       }),
     );
-  for (const [name, enabled] of [['disable', false], ['enable', true]] as const) {
+  for (const [name, enabled] of [
+    ['disable', false],
+    ['enable', true],
+  ] as const) {
     model
       .command(`${name} <id>`)
       .option('--json', 'print JSON')

@@ -12,7 +12,10 @@ export async function firstRun(services: Services, print: (line: string) => void
   const { database, accounts, config } = services;
   const created = await database.tx(async (trx) => {
     await database.lock(trx, 'gengate:first-run');
-    const row = await trx.selectFrom('accounts').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    const row = await trx
+      .selectFrom('accounts')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
     if (Number(row.n) > 0) return null;
     return accounts.createIn(trx, 'default', 10 * MICROS_PER_USD);
   });

@@ -1,21 +1,38 @@
+import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import { buildServices } from '../services.js';
-import { buildApp } from '../http/app.js';
+import { step, StartError } from '../core.js';
+import { buildApp } from '../http/index.js';
+import { checkToolchain, describeToolchain } from '../media/index.js';
 import { firstRun } from './first-run.js';
 
 /**
  * `gengate serve`: migrations, first-run account, HTTP; stops cleanly on SIGINT/SIGTERM. ROLE
  * (or --role) splits the work (docs/scaling.md): api serves the API and holds no task state;
  * worker runs the engine, callbacks and expiry sweep, with only /healthz, /readyz and /metrics on
- * its port; all does both. RUN_ENGINE=false turns all into api.
+ * its port; all does both. RUN_ENGINE=false turns all into api. A start that fails half way closes
+ * what it opened before the error is reported.
  */
 export async function serve(config: Config): Promise<void> {
-  const services = await buildServices(config);
   const api = config.ROLE !== 'worker';
   const work = config.ROLE !== 'api' && config.RUN_ENGINE;
-  if (api && config.FIRST_RUN_ACCOUNT) await firstRun(services, (line) => process.stdout.write(`${line}\n`));
-  const app = buildApp(services, { routes: api ? 'all' : 'ops' });
-  await app.listen({ port: config.PORT, host: config.HOST });
+  // Only a process that runs the engine calls upstreams: an api process needs no provider credentials.
+  const services = await buildServices(config, { upstreams: work });
+  let app: FastifyInstance | undefined;
+  try {
+    if (api && config.FIRST_RUN_ACCOUNT) await step('first-run account', () => firstRun(services, (line) => process.stdout.write(`${line}\n`)));
+    app = buildApp(services, { routes: api ? 'all' : 'ops' });
+    await listen(app, config);
+  } catch (e) {
+    await app?.close().catch(() => {});
+    await services.close().catch(() => {});
+    throw e;
+  }
+  if (services.database.dialect === 'postgres' && !config.GENGATE_SECRET_KEY) {
+    app.log.warn(
+      `GENGATE_SECRET_KEY is not set: stored secrets are sealed with the key file in ${config.DATA_DIR}; with several processes set the same GENGATE_SECRET_KEY on every one (docs/operations.md)`,
+    );
+  }
   if (work) services.engine.start(app.log);
   if (work) services.callbacks.start(app.log);
   const address = app.server.address();
@@ -25,6 +42,7 @@ export async function serve(config: Config): Promise<void> {
     `GenGate ${role === 'worker' ? 'worker (health and metrics only) ' : ''}listening on http://${config.HOST}:${port} ` +
       `(role: ${role}, database: ${services.database.dialect}, files: ${config.S3_BUCKET ? `s3 ${config.S3_BUCKET}` : 'disk'}, wake-ups: ${services.wakeups.kind}, data: ${config.DATA_DIR})\n`,
   );
+  process.stdout.write(`${await toolchainLine()}\n`);
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -36,4 +54,35 @@ export async function serve(config: Config): Promise<void> {
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+/** Listens on HOST:PORT; the usual reasons it cannot are a StartError saying which setting to change. */
+async function listen(app: FastifyInstance, config: Config): Promise<void> {
+  try {
+    await app.listen({ port: config.PORT, host: config.HOST });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const at = `${config.HOST}:${config.PORT}`;
+    const why =
+      code === 'EADDRINUSE'
+        ? `${at} is already in use by another process (set PORT to a free port)`
+        : code === 'EACCES'
+          ? `no permission to listen on ${at} (ports below 1024 need privileges; set PORT)`
+          : code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND'
+            ? `HOST ${config.HOST} is not an address of this machine (set HOST, e.g. 127.0.0.1 or 0.0.0.0)`
+            : `cannot listen on ${at}: ${(e as Error).message}`;
+    throw new StartError(`cannot start: ${why}`, { cause: e });
+  }
+}
+
+/** Which ffmpeg and ffprobe this server runs (path, how found, version), checked on a tiny input; a broken toolchain is said, not fatal (/readyz answers 503). */
+async function toolchainLine(): Promise<string> {
+  try {
+    const tools = await describeToolchain();
+    await checkToolchain();
+    const shown = (t: (typeof tools)['ffmpeg']) => `${t.path} (${t.source}, version ${t.version})`;
+    return `media: ffmpeg ${shown(tools.ffmpeg)}, ffprobe ${shown(tools.ffprobe)}`;
+  } catch (e) {
+    return `media: WARNING, ffmpeg/ffprobe do not run, uploads and renders will fail: ${(e as Error).message}`;
+  }
 }

@@ -30,8 +30,8 @@ export interface BlobStore {
   signedLink?(key: string, opts: SignedLinkOptions): Promise<string>;
   /** Throws when the store cannot be used (readiness check); without it the check looks up a missing blob. */
   ping?(): Promise<void>;
-  /** Releases connections. */
-  close?(): void;
+  /** Releases connections (nothing to release for the disk store). */
+  close(): void;
 }
 
 const SAFE_KEY = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9._-]+)*$/;
@@ -54,7 +54,14 @@ export class DiskBlobStore implements BlobStore {
   async putFile(key: string, src: string, opts: { move?: boolean } = {}): Promise<void> {
     // A move within one file system is a rename: a 200 MB upload is written to disk once, not twice.
     const dst = this.file(key);
-    const moved = opts.move ? await mkdir(path.dirname(dst), { recursive: true }).then(() => rename(src, dst)).then(() => true, () => false) : false;
+    const moved = opts.move
+      ? await mkdir(path.dirname(dst), { recursive: true })
+          .then(() => rename(src, dst))
+          .then(
+            () => true,
+            () => false,
+          )
+      : false;
     // Otherwise a hard link (no bytes copied: a cached render becomes a result at no cost), and a
     // copy where links are not possible (another file system, or a file system without them).
     if (!moved) await this.write(key, (tmp) => link(src, tmp).catch(() => copyFile(src, tmp, constants.COPYFILE_FICLONE)));
@@ -68,8 +75,14 @@ export class DiskBlobStore implements BlobStore {
     return createReadStream(this.file(key), range ? { start: range.start, end: range.end } : {});
   }
 
+  /** Nothing to release: every read and write opens and closes its own file. */
+  close(): void {}
+
   async size(key: string): Promise<number | null> {
-    return stat(this.file(key)).then((s) => s.size, () => null);
+    return stat(this.file(key)).then(
+      (s) => s.size,
+      () => null,
+    );
   }
 
   async delete(key: string): Promise<void> {

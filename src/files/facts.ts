@@ -1,6 +1,7 @@
 import type { MediaFacts, MediaFact } from '../catalog/index.js';
 import type { Clock } from '../clock.js';
-import type { Database } from '../store/db.js';
+import type { Database } from '../store/index.js';
+import { linkName } from './files.js';
 
 /** Finds the facts (kind, format, whole seconds) of the media links in a createTask input. */
 export interface MediaFactsResolver {
@@ -54,7 +55,7 @@ export class UploadFacts implements MediaFactsResolver {
     const facts: Record<string, MediaFact> = {};
     for (const [link, id] of ids) {
       const row = byId.get(id);
-      if (!row || decodeURIComponent(link.slice(prefix.length + id.length + 1)) !== row.name) continue;
+      if (!row || linkName(link) !== row.name) continue;
       facts[link] = {
         ...(row.kind ? { kind: row.kind } : {}),
         ...(row.format ? { format: row.format } : {}),

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.js';
-import type { Database } from '../store/db.js';
-import type { DB, FilesTable } from '../store/schema.js';
-import { precompile } from '../store/prepared.js';
+import type { Database } from '../store/index.js';
+import type { DB, FilesTable } from '../store/index.js';
+import { precompile } from '../store/index.js';
 import type { BlobStore } from './blobs.js';
 
 /** A file whose bytes are in the blob store, ready to be recorded with the change it belongs to. */
@@ -56,15 +56,32 @@ export class Files {
   }
 
   /** Inserts the rows of saved files inside the caller's transaction. */
-  async record(trx: Kysely<DB>, rows: Array<StoredFile & Pick<FilesTable, 'account_id' | 'task_id' | 'purpose' | 'kind' | 'format' | 'seconds' | 'expires_at'>>): Promise<void> {
+  async record(
+    trx: Kysely<DB>,
+    rows: Array<StoredFile & Pick<FilesTable, 'account_id' | 'task_id' | 'purpose' | 'kind' | 'format' | 'seconds' | 'expires_at'>>,
+  ): Promise<void> {
     if (rows.length === 0) return;
     const now = this.clock.now();
     await trx
       .insertInto('files')
-      .values(rows.map((r) => ({
-        id: r.id, account_id: r.account_id, task_id: r.task_id, purpose: r.purpose, name: r.name, mime: r.mime, bytes: r.bytes,
-        blob_key: r.blobKey, kind: r.kind, format: r.format, seconds: r.seconds, created_at: now, expires_at: r.expires_at, deleted_at: null,
-      })))
+      .values(
+        rows.map((r) => ({
+          id: r.id,
+          account_id: r.account_id,
+          task_id: r.task_id,
+          purpose: r.purpose,
+          name: r.name,
+          mime: r.mime,
+          bytes: r.bytes,
+          blob_key: r.blobKey,
+          kind: r.kind,
+          format: r.format,
+          seconds: r.seconds,
+          created_at: now,
+          expires_at: r.expires_at,
+          deleted_at: null,
+        })),
+      )
       .execute();
   }
 
@@ -86,5 +103,14 @@ export class Files {
     const [row] = await this.findOpen(id, name);
     if (!row || row.deleted_at !== null || Number(row.expires_at) <= this.clock.now()) return null;
     return { mime: row.mime, bytes: Number(row.bytes), blobKey: row.blob_key, expiresAt: Number(row.expires_at) };
+  }
+}
+
+/** The file name at the end of a link, %-decoded; null when its %-escapes are malformed (a client's typo, not a server error). */
+export function linkName(link: string): string | null {
+  try {
+    return decodeURIComponent(link.slice(link.lastIndexOf('/') + 1));
+  } catch {
+    return null;
   }
 }

@@ -86,7 +86,10 @@ class Gate extends Transform {
 }
 
 function refusal(why: 'unsupported'): ReceiveRefusal {
-  return new ReceiveRefusal(why, 'file must be a JPG, PNG or WebP photo, an MP4 or MOV video, or an MP3 or WAV audio file, judged by its content (got a file of another type)');
+  return new ReceiveRefusal(
+    why,
+    'file must be a JPG, PNG or WebP photo, an MP4 or MOV video, or an MP3 or WAV audio file, judged by its content (got a file of another type)',
+  );
 }
 
 function tooLarge(type: Sniffed | null, limit: number): ReceiveRefusal {

@@ -4,8 +4,19 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Clock } from '../clock.js';
 import { Errors } from '../errors.js';
-import { MediaError, fileArg, movToMp4, probe, runFfmpeg, typeOf, wholeSeconds, type MediaInfo, type Sniffed } from '../media/index.js';
-import type { Database } from '../store/db.js';
+import {
+  MediaError,
+  checkIntact,
+  movToMp4,
+  probe,
+  typeOf,
+  videoOverLimits,
+  wholeSeconds,
+  type MediaInfo,
+  type Sniffed,
+  type VideoLimits,
+} from '../media/index.js';
+import type { Database } from '../store/index.js';
 import type { Files } from './files.js';
 import { ReceiveRefusal, receive, type UploadLimits } from './receive.js';
 
@@ -20,6 +31,8 @@ const STALE_TMP_MS = 60 * 60 * 1000;
 export interface UploadSettings extends UploadLimits {
   /** Largest accepted photo in pixels (width × height): decompression bombs are refused from the header. */
   imagePixels: number;
+  /** Largest video by probed size, frame rate and frame count, refused before anything decodes it. */
+  video: VideoLimits;
   /** Folder for files being received; on the blob store's file system so storing is a rename. */
   tmpDir: string;
 }
@@ -93,10 +106,18 @@ export class Uploads {
       const seconds = type.kind === 'image' ? null : wholeSeconds(info.durationSeconds);
       try {
         await this.database.tx((trx) =>
-          this.files.record(trx, [{
-            ...stored, account_id: accountId, task_id: null, purpose: 'upload', kind: type.kind, format: type.format,
-            seconds, expires_at: now + UPLOAD_RETENTION_MS,
-          }]),
+          this.files.record(trx, [
+            {
+              ...stored,
+              account_id: accountId,
+              task_id: null,
+              purpose: 'upload',
+              kind: type.kind,
+              format: type.format,
+              seconds,
+              expires_at: now + UPLOAD_RETENTION_MS,
+            },
+          ]),
         );
       } catch (e) {
         await this.files.blobs.delete(stored.blobKey);
@@ -119,16 +140,17 @@ export class Uploads {
   private async inspect(file: string, type: Sniffed): Promise<MediaInfo> {
     if (type.kind === 'image') await this.checkPixels(file, type);
     // Reading every packet (no decoding) finds truncated and corrupt files the header alone hides; it runs beside the probe.
-    const whole =
-      type.kind === 'image'
-        ? Promise.resolve()
-        : runFfmpeg(['-xerror', '-i', fileArg(file), '-map', '0', '-c', 'copy', '-f', 'null', '-'], `check ${file}`, { timeoutMs: 60_000 }).then(() => undefined);
+    const whole = type.kind === 'image' ? Promise.resolve() : checkIntact(file);
     whole.catch(() => {}); // judged below, after the probe
     const info = await probe(file).catch((e: unknown) => Promise.reject(unreadable(e, type)));
     if (info.kind !== type.kind) {
-      throw Errors.uploadRejected(`file must be readable ${type.kind === 'image' ? 'an' : 'a'} ${type.kind} file as its ${type.format.toUpperCase()} header says (got ${info.kind} content)`);
+      throw Errors.uploadRejected(
+        `file must be readable ${type.kind === 'image' ? 'an' : 'a'} ${type.kind} file as its ${type.format.toUpperCase()} header says (got ${info.kind} content)`,
+      );
     }
     if (type.kind === 'image') return info;
+    const over = videoOverLimits(info, this.settings.video);
+    if (over) throw Errors.uploadRejected(over);
     if (wholeSeconds(info.durationSeconds) > MAX_UPLOAD_SECONDS) {
       throw Errors.uploadRejected(
         `file must be a ${type.kind} of at most ${MAX_UPLOAD_SECONDS} s (got ${Math.round(info.durationSeconds * 10) / 10} s); cut it before uploading`,
@@ -141,13 +163,13 @@ export class Uploads {
   /** Refuses photos whose header announces more pixels than allowed, before anything decodes them. */
   private async checkPixels(file: string, type: Sniffed): Promise<void> {
     const { default: sharp } = await import('sharp'); // loaded on the first photo: the CLI never needs libvips
-    const meta = await sharp(file, { limitInputPixels: false }).metadata().catch(() => null);
+    const meta = await sharp(file, { limitInputPixels: false })
+      .metadata()
+      .catch(() => null);
     if (!meta?.width || !meta.height) throw unreadable(null, type);
     const pixels = meta.width * meta.height;
     if (pixels > this.settings.imagePixels) {
-      throw Errors.uploadRejected(
-        `file must be a photo of at most ${this.settings.imagePixels} pixels (got ${meta.width}×${meta.height} = ${pixels} pixels)`,
-      );
+      throw Errors.uploadRejected(`file must be a photo of at most ${this.settings.imagePixels} pixels (got ${meta.width}×${meta.height} = ${pixels} pixels)`);
     }
   }
 
@@ -157,7 +179,10 @@ export class Uploads {
     const cutoff = Date.now() - STALE_TMP_MS;
     for (const name of names.filter((n) => n.startsWith('upload-'))) {
       const file = path.join(this.settings.tmpDir, name);
-      const old = await stat(file).then((s) => s.mtimeMs < cutoff, () => false);
+      const old = await stat(file).then(
+        (s) => s.mtimeMs < cutoff,
+        () => false,
+      );
       if (old) await rm(file, { force: true });
     }
   }
@@ -165,6 +190,7 @@ export class Uploads {
 
 /** A file ffmpeg cannot read is the client's problem (422); anything else (missing binary, timeout) is ours. */
 function unreadable(e: unknown, type: Sniffed): Error {
+  if (e instanceof MediaError && e.reason === 'too_large') return Errors.uploadRejected(e.detail);
   if (e !== null && !(e instanceof MediaError && (e.reason === 'unreadable' || e.reason === 'failed'))) return e as Error;
   return Errors.uploadRejected(`file must be a readable ${type.format.toUpperCase()} file (got one that is damaged or truncated)`);
 }

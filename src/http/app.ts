@@ -7,6 +7,8 @@ import { errorHandler, sendError } from './errors.js';
 import { registerRoutes } from './routes/index.js';
 import { registerOpsRoutes } from './routes/ops.js';
 import { stdoutSink } from './log-sink.js';
+import { Cors } from './cors.js';
+import { clientErrorHandler, guardConnections } from './connections.js';
 
 const GOOD_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -14,15 +16,7 @@ const GOOD_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * Fields never written to logs. Exact paths only: pino's wildcard redaction cost ~40 µs on every
  * log line (measured), and no log call here passes nested secrets.
  */
-export const REDACT = [
-  'authorization',
-  'headers.authorization',
-  'req.headers.authorization',
-  'apiKey',
-  'webhookSecret',
-  'account.webhookSecret',
-  'secret',
-];
+export const REDACT = ['authorization', 'headers.authorization', 'req.headers.authorization', 'apiKey', 'webhookSecret', 'account.webhookSecret', 'secret'];
 
 /**
  * The per-request work that must see every answer, done where Fastify calls in anyway (no hooks:
@@ -39,12 +33,15 @@ class RequestLog extends LogController {
     private readonly out: { write(line: string): unknown },
     /** LOG_LEVEL lets info lines through (it is fixed for the life of the process). */
     private readonly infoOn: boolean,
+    private readonly cors: Cors,
   ) {
     super({ requestIdLogLabel: 'requestId' });
   }
 
   override incomingRequest(req: FastifyRequest, reply: FastifyReply): void {
     reply.header('x-request-id', req.id);
+    const origin = req.headers.origin;
+    if (origin !== undefined) this.cors.answer(req, reply, origin);
   }
 
   override requestCompleted(error: Error | null | undefined, req: FastifyRequest, reply: FastifyReply): void {
@@ -75,20 +72,32 @@ export function buildApp(services: Services, opts: { logStream?: NodeJS.Writable
     logger: { level: config.LOG_LEVEL, redact: { paths: REDACT, censor: '[redacted]' }, stream: out },
     bodyLimit: config.BODY_LIMIT_BYTES,
     requestIdHeader: false,
+    // Errors Fastify meets before routing (a malformed %-escape in the path) get the envelope too.
+    frameworkErrors: (error, _req, reply) =>
+      sendError(
+        reply,
+        config.ERROR_STYLE,
+        Errors.invalid(error.code === 'FST_ERR_BAD_URL' ? 'the path has a malformed %-escape; encode "%" as %25' : 'the request could not be routed'),
+      ),
     trustProxy: config.TRUST_PROXY,
-    logController: new RequestLog((method, route, status, ms) => services.metrics.observeRequest(method, route, status, ms), out, ['info', 'debug', 'trace'].includes(config.LOG_LEVEL)),
+    clientErrorHandler: clientErrorHandler(config),
+    logController: new RequestLog(
+      (method, route, status, ms) => services.metrics.observeRequest(method, route, status, ms),
+      out,
+      ['info', 'debug', 'trace'].includes(config.LOG_LEVEL),
+      new Cors(config.CORS_ORIGINS),
+    ),
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && GOOD_REQUEST_ID.test(given) ? given : randomUUID();
     },
   });
+  guardConnections(app.server, config, app.log);
   // JSON only (uploads add multipart); a text body is a client mistake, not data.
   app.removeContentTypeParser('text/plain');
   app.decorateRequest('principal', null);
   app.setErrorHandler(errorHandler(config.ERROR_STYLE, config.BODY_LIMIT_BYTES));
-  app.setNotFoundHandler((req, reply) =>
-    sendError(reply, config.ERROR_STYLE, Errors.notFound(`no route ${req.method} ${req.url.split('?')[0]}`)),
-  );
+  app.setNotFoundHandler((req, reply) => sendError(reply, config.ERROR_STYLE, Errors.notFound(`no route ${req.method} ${req.url.split('?')[0]}`)));
   if (opts.routes === 'ops') registerOpsRoutes(app, services);
   else registerRoutes(app, services);
   return app;

@@ -38,6 +38,19 @@ export class RateLimits {
     }
   }
 
+  /**
+   * Uses `points` more of `subject`'s budget in `group` without answering anything: a cost added
+   * after the fact (a request the content check refused), which later requests then feel.
+   */
+  async take(group: LimitGroup, subject: string, limit: number, points: number): Promise<void> {
+    try {
+      await this.limiter(group, limit).consume(subject, points);
+    } catch (e) {
+      // Over the limit already: the window is used up either way.
+      if (!(e instanceof RateLimiterRes)) throw e;
+    }
+  }
+
   private limiter(group: LimitGroup, limit: number): RateLimiterAbstract {
     const name = `${group}:${limit}`;
     let limiter = this.limiters.get(name);

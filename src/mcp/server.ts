@@ -1,9 +1,7 @@
-import { countKeyCall } from '../http/limits.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AppError, statusOf } from '../errors.js';
-import { failure } from '../http/envelope.js';
-import { API_DOC_VERSION } from '../openapi/document.js';
+import { API_DOC_VERSION, countKeyCall, failure } from '../api/index.js';
 import { CalculatorError } from '../pricing/index.js';
 import type { Services } from '../services.js';
 import { TOOLS } from './tools.js';
@@ -43,7 +41,10 @@ export function mcpServer(services: Services, req: McpRequest, log: (err: unknow
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const tool = TOOLS.find((t) => t.name === request.params.name);
     if (!tool) {
-      return { isError: true, content: [{ type: 'text', text: `unknown tool ${JSON.stringify(request.params.name)}; tools: ${TOOLS.map((t) => t.name).join(', ')}` }] };
+      return {
+        isError: true,
+        content: [{ type: 'text', text: `unknown tool ${JSON.stringify(request.params.name)}; tools: ${TOOLS.map((t) => t.name).join(', ')}` }],
+      };
     }
     const token = request.params._meta?.progressToken;
     try {
@@ -54,7 +55,8 @@ export function mcpServer(services: Services, req: McpRequest, log: (err: unknow
         principal,
         signal: extra.signal,
         progress: async (progress, total, message) => {
-          if (token !== undefined) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress, total, message } });
+          if (token !== undefined)
+            await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress, total, message } });
         },
       });
       return { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data };

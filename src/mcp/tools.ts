@@ -1,12 +1,19 @@
 import type { Principal, Scope } from '../accounts/index.js';
-import { formatUsd, toRub } from '../billing/index.js';
 import { findModel, modelEntry, parametersSchema } from '../catalog/index.js';
-import { Errors } from '../errors.js';
-import { callBackUrl, idempotencyKey, listQuery, parseListQuery } from '../http/requests.js';
-import { jsonSchema } from '../openapi/document.js';
-import { CALCULATOR_PARAMS, calculatePrice, priceList } from '../pricing/index.js';
+import {
+  balanceView,
+  calculatorParams,
+  callBackUrl,
+  idempotencyKey,
+  jsonSchema,
+  listQuery,
+  parseListQuery,
+  readIdempotencyKey,
+  readTaskId,
+  recordInfoQuery,
+} from '../api/index.js';
+import { calculatePrice, priceList } from '../pricing/index.js';
 import type { Services } from '../services.js';
-import { readIdempotencyKey } from '../tasks/index.js';
 import { waitForTask, WAIT_DEFAULT_SECONDS, WAIT_MAX_SECONDS } from './wait.js';
 
 type Json = Record<string, unknown>;
@@ -32,14 +39,9 @@ export interface Tool {
 
 const object = (properties: Json, required: string[] = []): Json => ({ type: 'object', properties, required, additionalProperties: false });
 const modelIds = (s: Services) => s.catalog.models.flatMap((m) => [m.id, ...m.aliases]);
-const string = (description: string): Json => ({ type: 'string', description });
 const listOpts = (s: Services) => ({ usdRubRate: s.config.USD_RUB_RATE, pricingBaseUrl: s.config.PRICING_BASE_URL });
-const taskIdArg = (args: Json): string => {
-  const taskId = args.taskId;
-  if (taskId === undefined || taskId === '') throw Errors.missingField('taskId', 'pass the taskId create_task returned');
-  if (typeof taskId !== 'string') throw Errors.invalid(`taskId must be a string (got ${JSON.stringify(taskId)})`);
-  return taskId;
-};
+/** get_task and wait_for_task take recordInfo's query as arguments: the same schema and rule. */
+const taskIdProperties = (): Json => jsonSchema(recordInfoQuery, 'input').properties as Json;
 
 /** create_task's input: model, input, callBackUrl, idempotencyKey; `input` follows the model's catalog schema (one branch per model). */
 function createTaskSchema(s: Services): Json {
@@ -61,7 +63,9 @@ function createTaskSchema(s: Services): Json {
 
 const PUBLIC: Tool[] = [
   {
-    name: 'list_models', title: 'List models', readOnly: true,
+    name: 'list_models',
+    title: 'List models',
+    readOnly: true,
     description: 'Every model of the catalog: id, aliases, kind (image, video, music), title, summary, whether enabled, and its price in one line.',
     inputSchema: () => object({}),
     run: async (_args, { services }) => ({
@@ -72,7 +76,9 @@ const PUBLIC: Tool[] = [
     }),
   },
   {
-    name: 'get_model', title: 'Get a model', readOnly: true,
+    name: 'get_model',
+    title: 'Get a model',
+    readOnly: true,
     description: 'One model as GET /api/v1/models shows it: the JSON Schema of its input, price tiers and rules, media limits, routes and their health.',
     inputSchema: (s) => object({ model: { type: 'string', enum: modelIds(s), description: 'Model id or alias' } }, ['model']),
     run: async (args, { services }) => {
@@ -81,25 +87,21 @@ const PUBLIC: Tool[] = [
     },
   },
   {
-    name: 'calculate_price', title: 'Calculate a price', readOnly: true,
+    name: 'calculate_price',
+    title: 'Calculate a price',
+    readOnly: true,
     description: 'The exact price createTask charges for a model and parameters (same as GET /v1/pricing/calculate).',
-    inputSchema: (s) =>
-      object(
-        {
-          model: { type: 'string', enum: modelIds(s), description: 'Model id or alias' },
-          resolution: string('A value of the model\'s resolution field'),
-          quality: { type: 'string', enum: ['auto', 'low', 'medium', 'high'] },
-          duration: { type: ['string', 'integer'], description: 'Seconds, or "auto" / -1 for models with automatic length' },
-          generate_audio: { type: 'boolean' },
-          reference_images: { type: 'integer', minimum: 0 },
-          reference_video_seconds: { type: 'number', minimum: 0, description: 'Total seconds of client-supplied video' },
-        } satisfies Record<(typeof CALCULATOR_PARAMS)[number], Json>,
-        ['model'],
-      ),
+    inputSchema: (s) => {
+      const params = jsonSchema(calculatorParams, 'input');
+      const model = { type: 'string', enum: modelIds(s), description: 'Model id or alias' };
+      return { ...params, properties: { ...(params.properties as Json), model }, additionalProperties: false };
+    },
     run: async (args, { services }) => ({ ...calculatePrice(services.catalog, args, services.config.USD_RUB_RATE) }),
   },
   {
-    name: 'get_price_list', title: 'Get the price list', readOnly: true,
+    name: 'get_price_list',
+    title: 'Get the price list',
+    readOnly: true,
     description: 'All models with their prices and price rules (same as GET /v1/pricing).',
     inputSchema: () => object({}),
     run: async (_args, { services }) => ({ ...priceList(services.catalog, listOpts(services)) }),
@@ -108,48 +110,62 @@ const PUBLIC: Tool[] = [
 
 const KEYED: Tool[] = [
   {
-    name: 'create_task', title: 'Create a task', readOnly: false, scope: 'tasks:write',
-    description: 'Creates a generation task and returns its taskId at once. The list price is charged now and refunded if the task fails. Pass idempotencyKey to make retries safe. Needs Authorization: Bearer <API key>.',
+    name: 'create_task',
+    title: 'Create a task',
+    readOnly: false,
+    scope: 'tasks:write',
+    description:
+      'Creates a generation task and returns its taskId at once. The list price is charged now and refunded if the task fails. Pass idempotencyKey to make retries safe. Needs Authorization: Bearer <API key>.',
     inputSchema: createTaskSchema,
     run: async (args, { services, principal }) => {
       const { idempotencyKey: key, ...body } = args;
-      if (key !== undefined && typeof key !== 'string') throw Errors.invalid(`idempotencyKey must be a string (got ${JSON.stringify(key)})`);
-      const created = await services.tasks.create(principal!, body, readIdempotencyKey(key));
+      const created = await services.tasks.create(principal!, body, readIdempotencyKey(key, 'idempotencyKey'));
       return { taskId: created.taskId, task_id: created.taskId, status: 'submitted', replayed: created.replayed };
     },
   },
   {
-    name: 'get_task', title: 'Get a task', readOnly: true, scope: 'tasks:read',
+    name: 'get_task',
+    title: 'Get a task',
+    readOnly: true,
+    scope: 'tasks:read',
     description: 'One task of the account, exactly as GET /api/v1/jobs/recordInfo shows it: state, result links, price, refund.',
-    inputSchema: () => object({ taskId: string('The taskId create_task returned') }, ['taskId']),
-    run: async (args, { services, principal }) => services.tasks.get(principal!.accountId, taskIdArg(args)),
+    inputSchema: () => object(taskIdProperties(), ['taskId']),
+    run: async (args, { services, principal }) => services.tasks.get(principal!.accountId, readTaskId(args, 'mcp')),
   },
   {
-    name: 'wait_for_task', title: 'Wait for a task', readOnly: true, scope: 'tasks:read',
+    name: 'wait_for_task',
+    title: 'Wait for a task',
+    readOnly: true,
+    scope: 'tasks:read',
     description: `Waits until the task is final (success or fail) or the wait runs out (default ${WAIT_DEFAULT_SECONDS} s, at most ${WAIT_MAX_SECONDS} s), sending progress notifications; returns {done, task}. Call again when done is false.`,
     inputSchema: () =>
       object(
         {
-          taskId: string('The taskId create_task returned'),
+          ...taskIdProperties(),
           timeoutSeconds: { type: 'integer', minimum: 1, maximum: WAIT_MAX_SECONDS, default: WAIT_DEFAULT_SECONDS, description: 'Longest wait in seconds' },
         },
         ['taskId'],
       ),
-    run: async (args, ctx) => waitForTask(ctx, taskIdArg(args), args.timeoutSeconds),
+    run: async (args, ctx) => waitForTask(ctx, readTaskId(args, 'mcp'), args.timeoutSeconds),
   },
   {
-    name: 'list_tasks', title: 'List tasks', readOnly: true, scope: 'tasks:read',
+    name: 'list_tasks',
+    title: 'List tasks',
+    readOnly: true,
+    scope: 'tasks:read',
     description: 'Recent tasks of the account, newest first (same as GET /api/v1/jobs/list); pass nextBefore as before for the next page.',
     inputSchema: () => ({ ...jsonSchema(listQuery, 'input'), additionalProperties: false }),
     run: async (args, { services, principal }) => services.tasks.list(principal!.accountId, parseListQuery(args)),
   },
   {
-    name: 'get_balance', title: 'Get the balance', readOnly: true, scope: 'balance:read',
+    name: 'get_balance',
+    title: 'Get the balance',
+    readOnly: true,
+    scope: 'balance:read',
     description: 'Balance of the account (same as GET /api/v1/user/balance).',
     inputSchema: () => object({}),
     run: async (_args, { services, principal }) => {
-      const micros = await services.accounts.balanceMicros(principal!.accountId);
-      return { balance: formatUsd(micros, 4), currency: 'USD', balanceRub: toRub(micros, services.config.USD_RUB_RATE) };
+      return balanceView(await services.accounts.balanceMicros(principal!.accountId), services.config.USD_RUB_RATE);
     },
   },
 ];

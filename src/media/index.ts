@@ -4,3 +4,15 @@ export { MediaError, fileArg, runFfmpeg, runTool, type MediaFailure, type RunOpt
 export { probe, readProbeOutput, wholeSeconds, type MediaInfo, type MediaKind } from './probe.js';
 export { SNIFF_BYTES, sniff, sniffFile, typeOf, type Sniffed, type SniffedFormat } from './sniff.js';
 export { lastFrame, movToMp4, trim } from './convert.js';
+export {
+  DEFAULT_VIDEO_LIMITS,
+  configureMedia,
+  inputThreads,
+  mediaSettings,
+  outputThreads,
+  videoOverLimits,
+  type MediaSettings,
+  type VideoLimits,
+} from './limits.js';
+export { checkToolchain, describeToolchain, type ToolInfo } from './toolchain.js';
+export { checkIntact } from './intact.js';

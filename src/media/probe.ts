@@ -20,6 +20,8 @@ export interface MediaInfo {
   audioCodec?: string;
   pixelFormat?: string;
   frameRate?: number;
+  /** Frames of the video: the larger of the container's count and duration × frame rate. */
+  frames?: number;
   sampleRate?: number;
   channels?: number;
   /** Degrees, as stored in the file (0 when none). */
@@ -34,6 +36,7 @@ interface FfprobeStream {
   pix_fmt?: string;
   avg_frame_rate?: string;
   r_frame_rate?: string;
+  nb_frames?: string;
   sample_rate?: string;
   channels?: number;
   duration?: string;
@@ -100,7 +103,11 @@ export function readProbeOutput(json: FfprobeOutput, op: string): MediaInfo {
     }
     info.videoCodec = picture.codec_name;
     info.pixelFormat = picture.pix_fmt;
-    if (!still) info.frameRate = rate(picture.avg_frame_rate) ?? rate(picture.r_frame_rate);
+    if (!still) {
+      info.frameRate = rate(picture.avg_frame_rate) ?? rate(picture.r_frame_rate);
+      // The larger of the container's count and duration × rate: a header that under-counts does not pass.
+      info.frames = Math.max(num(picture.nb_frames) ?? 0, Math.ceil(durationSeconds * (info.frameRate ?? 0) - 1e-6));
+    }
   }
   if (sound) {
     info.audioCodec = sound.codec_name;

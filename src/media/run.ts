@@ -2,15 +2,16 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { resolveBinary, type Tool } from './binaries.js';
 
-/** Why a media operation failed; `unreadable` means the input is not media we can read (a client problem). */
-export type MediaFailure = 'missing_binary' | 'timeout' | 'aborted' | 'failed' | 'unreadable' | 'bad_output';
+/** Why a media operation failed; `unreadable` (not media we can read) and `too_large` (over the video limits) are the input's fault. */
+export type MediaFailure = 'missing_binary' | 'timeout' | 'aborted' | 'failed' | 'unreadable' | 'bad_output' | 'too_large';
 
 /** A failed media operation: `op` says what was attempted, `stderr` holds the tool's last words. */
 export class MediaError extends Error {
   constructor(
     readonly op: string,
     readonly reason: MediaFailure,
-    detail: string,
+    /** What went wrong, without `op` (which names server paths). */
+    readonly detail: string,
     readonly stderr = '',
   ) {
     super(`${op}: ${detail}`);
@@ -37,7 +38,10 @@ const DEFAULT_TIMEOUT_MS = 120_000;
 
 /** The last meaningful stderr line, for an error message that fits on one line. */
 function lastLine(stderr: string): string {
-  const lines = stderr.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+  const lines = stderr
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter(Boolean);
   return lines.at(-1) ?? '';
 }
 
@@ -65,10 +69,7 @@ export function runTool(tool: Tool, args: readonly string[], op: string, options
       failure ??= error;
       child.kill('SIGKILL');
     };
-    const timer = setTimeout(
-      () => stop(new MediaError(op, 'timeout', `${tool} took longer than ${timeoutMs} ms and was killed`, stderr)),
-      timeoutMs,
-    );
+    const timer = setTimeout(() => stop(new MediaError(op, 'timeout', `${tool} took longer than ${timeoutMs} ms and was killed`, stderr)), timeoutMs);
     const onAbort = () => stop(new MediaError(op, 'aborted', `${tool} was aborted`, stderr));
     options.signal?.addEventListener('abort', onAbort, { once: true });
 

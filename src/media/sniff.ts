@@ -30,8 +30,25 @@ const TYPES: Record<SniffedFormat, Sniffed> = {
  * (`heic`, `mif1`, `avif`) and audio-only M4A (`M4A `) share the container but are not videos.
  */
 const MP4_BRANDS = new Set([
-  'isom', 'iso2', 'iso3', 'iso4', 'iso5', 'iso6', 'iso8', 'iso9',
-  'mp41', 'mp42', 'mp71', 'avc1', 'M4V ', 'M4VH', 'M4VP', 'dash', 'msnv', 'MSNV', 'mmp4',
+  'isom',
+  'iso2',
+  'iso3',
+  'iso4',
+  'iso5',
+  'iso6',
+  'iso8',
+  'iso9',
+  'mp41',
+  'mp42',
+  'mp71',
+  'avc1',
+  'M4V ',
+  'M4VH',
+  'M4VP',
+  'dash',
+  'msnv',
+  'MSNV',
+  'mmp4',
 ]);
 /** Top-level atoms that open a QuickTime file written without an `ftyp` box (older cameras and editors). */
 const LEGACY_MOV_ATOMS = new Set(['moov', 'wide', 'mdat', 'pnot']);

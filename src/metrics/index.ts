@@ -1,7 +1,7 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import { sql } from 'kysely';
 import type { Clock } from '../clock.js';
-import type { Database } from '../store/db.js';
+import type { Database } from '../store/index.js';
 import { MICROS_PER_USD } from '../billing/index.js';
 import { RequestHistogram } from './requests.js';
 
@@ -37,14 +37,29 @@ export class Metrics {
     collectDefaultMetrics({ register: this.registry });
     this.http = new RequestHistogram('gengate_http_request_duration_seconds', 'HTTP requests by method, route pattern and status, with their latency', BUCKETS);
     this.registry.registerMetric(this.http as unknown as Metric);
-    this.callbackDeliveries = new Counter({ name: 'gengate_callback_deliveries_total', help: 'Callback delivery attempts by outcome (delivered, retry, failed)', labelNames: ['outcome'], registers });
+    this.callbackDeliveries = new Counter({
+      name: 'gengate_callback_deliveries_total',
+      help: 'Callback delivery attempts by outcome (delivered, retry, failed)',
+      labelNames: ['outcome'],
+      registers,
+    });
     for (const outcome of CALLBACK_OUTCOMES) this.callbackDeliveries.inc({ outcome }, 0);
     this.tasks = new Gauge({ name: 'gengate_tasks', help: 'Tasks in the database by state and model', labelNames: ['state', 'model'], registers });
     this.queueDepth = new Gauge({ name: 'gengate_engine_queue_depth', help: 'Tasks accepted but not yet handed to a backend (state waiting)', registers });
     this.oldestWaiting = new Gauge({ name: 'gengate_engine_oldest_waiting_seconds', help: 'Age of the oldest task in state waiting (0 when none)', registers });
-    this.callbacks = new Gauge({ name: 'gengate_callbacks', help: 'Callbacks by delivery status (pending, delivered, failed)', labelNames: ['status'], registers });
+    this.callbacks = new Gauge({
+      name: 'gengate_callbacks',
+      help: 'Callbacks by delivery status (pending, delivered, failed)',
+      labelNames: ['status'],
+      registers,
+    });
     this.charged = new Counter({ name: 'gengate_charged_usd_total', help: 'USD charged for tasks (ledger charge entries)', registers });
-    this.refunded = new Counter({ name: 'gengate_refunded_usd_total', help: 'USD refunded for tasks by kind (full, partial)', labelNames: ['kind'], registers });
+    this.refunded = new Counter({
+      name: 'gengate_refunded_usd_total',
+      help: 'USD refunded for tasks by kind (full, partial)',
+      labelNames: ['kind'],
+      registers,
+    });
   }
 
   /** Records one answered request; `route` is the route pattern (never the raw URL, which would explode the label set). */
@@ -68,9 +83,21 @@ export class Metrics {
   private async refresh(): Promise<void> {
     const { db } = this.database;
     const [byState, waiting, callbacks, money] = await Promise.all([
-      db.selectFrom('tasks').select(['state', 'model', (eb) => eb.fn.countAll().as('n')]).groupBy(['state', 'model']).execute(),
-      db.selectFrom('tasks').select([(eb) => eb.fn.countAll().as('n'), (eb) => eb.fn.min('created_at').as('oldest')]).where('state', '=', 'waiting').executeTakeFirst(),
-      db.selectFrom('callbacks').select(['status', (eb) => eb.fn.countAll().as('n')]).groupBy('status').execute(),
+      db
+        .selectFrom('tasks')
+        .select(['state', 'model', (eb) => eb.fn.countAll().as('n')])
+        .groupBy(['state', 'model'])
+        .execute(),
+      db
+        .selectFrom('tasks')
+        .select([(eb) => eb.fn.countAll().as('n'), (eb) => eb.fn.min('created_at').as('oldest')])
+        .where('state', '=', 'waiting')
+        .executeTakeFirst(),
+      db
+        .selectFrom('callbacks')
+        .select(['status', (eb) => eb.fn.countAll().as('n')])
+        .groupBy('status')
+        .execute(),
       db
         .selectFrom('ledger_entries')
         .select(['kind', sql<number>`sum(amount_micros)`.as('micros')])

@@ -1,60 +1,60 @@
 import sharp from 'sharp';
+import { ClassifierPool, type PoolOptions, type PoolStats } from './pool.js';
 import { ModerationUnavailable } from './types.js';
 
 /** Scores one image: the probability that it is sexual content (0..1). */
 export interface ImageClassifier {
-  score(bytes: Buffer): Promise<number>;
+  score(bytes: Buffer, accountId?: string): Promise<number>;
+  /** Takes one of the account's concurrent photo checks and returns its release; throws ModerationBusy when all are in use. */
+  admit?(accountId: string): () => void;
 }
 
-type Model = { classify(img: unknown): Promise<Array<{ className: string; probability: number }>> };
-type Tf = typeof import('@tensorflow/tfjs');
+/** The model's input side in pixels. */
+const SIZE = 224;
+
+/** The photo as the model reads it: flattened onto white (so transparent pixels do not read as black), 224x224 RGB. */
+export async function modelPixels(bytes: Buffer): Promise<Uint8Array> {
+  try {
+    // sharp works on libuv's thread pool: decoding and resizing do not hold the event loop either.
+    const raw = await sharp(bytes, { limitInputPixels: 100_000_000 })
+      .flatten({ background: '#ffffff' })
+      .resize(SIZE, SIZE, { fit: 'fill' })
+      .removeAlpha()
+      .raw()
+      .toBuffer();
+    return new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength);
+  } catch {
+    throw new ModerationUnavailable('is not an image GenGate can read (JPG, PNG or WebP)', true);
+  }
+}
 
 /**
  * The local image classifier: nsfwjs's MobileNetV2 model, which ships inside the npm package
- * (nothing is downloaded), on TensorFlow.js's pure-JavaScript CPU backend. Loaded on first use;
- * a load failure is remembered and reported on every check (fail closed unless configured).
+ * (nothing is downloaded), run by a ClassifierPool of worker threads on TensorFlow.js's
+ * WebAssembly backend. The photo is decoded here; the model runs only in the workers.
  */
 export class NsfwjsClassifier implements ImageClassifier {
-  private loading: Promise<{ tf: Tf; model: Model }> | null = null;
+  private readonly pool: ClassifierPool;
 
-  /** Loads the model now (optional: the first check loads it otherwise). */
-  warm(): Promise<unknown> {
-    return this.load();
+  constructor(options: Partial<PoolOptions> = {}) {
+    this.pool = new ClassifierPool({ workers: 1, checksPerAccount: 2, queueMax: 64, ...options });
   }
 
-  async score(bytes: Buffer): Promise<number> {
-    const { tf, model } = await this.load();
-    let raw: { data: Buffer; info: { width: number; height: number } };
-    try {
-      // Flattened onto white so transparent pixels do not read as black; 224x224 is the model's input.
-      raw = await sharp(bytes, { limitInputPixels: 100_000_000 }).flatten({ background: '#ffffff' }).resize(224, 224, { fit: 'fill' }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-    } catch {
-      throw new ModerationUnavailable('is not an image GenGate can read (JPG, PNG or WebP)', true);
-    }
-    const img = tf.tensor3d(new Uint8Array(raw.data), [raw.info.height, raw.info.width, 3], 'int32');
-    try {
-      const predictions = await model.classify(img);
-      const p = (name: string) => predictions.find((x) => x.className === name)?.probability ?? 0;
-      return p('Porn') + p('Hentai');
-    } finally {
-      img.dispose();
-    }
+  async score(bytes: Buffer, accountId = ''): Promise<number> {
+    return this.pool.score(await modelPixels(bytes), accountId);
   }
 
-  private load(): Promise<{ tf: Tf; model: Model }> {
-    this.loading ??= (async () => {
-      try {
-        const tf = await import('@tensorflow/tfjs');
-        await tf.setBackend('cpu');
-        await tf.ready();
-        const { load } = await import('nsfwjs/core');
-        const { MobileNetV2Model } = await import('nsfwjs/models/mobilenet_v2');
-        const model = (await load('MobileNetV2', { modelDefinitions: [MobileNetV2Model] })) as unknown as Model;
-        return { tf, model };
-      } catch (e) {
-        throw new ModerationUnavailable(`the image classifier could not be loaded (${(e as Error).message})`, false);
-      }
-    })();
-    return this.loading;
+  admit(accountId: string): () => void {
+    return this.pool.admit(accountId);
+  }
+
+  /** Counters of the pool (photos scored, waiting, refused). */
+  stats(): PoolStats {
+    return this.pool.stats();
+  }
+
+  /** Stops the worker threads. */
+  close(): Promise<void> {
+    return this.pool.close();
   }
 }

@@ -1,6 +1,6 @@
 import type { ImageClassifier } from './images.js';
 import type { TextMatcher } from './text.js';
-import { ModerationUnavailable, type ModerationRequest, type Moderator, type Verdict } from './types.js';
+import { ModerationBusy, ModerationUnavailable, type ModerationRequest, type Moderator, type Verdict } from './types.js';
 
 /** Fetches a photo's bytes (through the network guard, or from GenGate's own files). */
 export type PhotoLoader = (url: string) => Promise<Buffer>;
@@ -25,7 +25,17 @@ export class LocalModerator implements Moderator {
     for (const [field, text] of request.texts) {
       if (this.text.rejects(text)) return { ok: false, reason: `${field} was rejected by the content check` };
     }
-    if (!this.images) return { ok: true };
+    if (!this.images || request.photos.length === 0) return { ok: true };
+    // One account's share of the photo check: past it the request is refused at once, before any fetch.
+    const release = this.images.admit?.(request.accountId ?? '');
+    try {
+      return await this.checkPhotos(this.images, request);
+    } finally {
+      release?.();
+    }
+  }
+
+  private async checkPhotos(images: ImageClassifier, request: ModerationRequest): Promise<Verdict> {
     for (const [field, url] of request.photos) {
       let bytes: Buffer;
       try {
@@ -36,8 +46,10 @@ export class LocalModerator implements Moderator {
       }
       let score: number;
       try {
-        score = await this.images.score(bytes);
+        score = await images.score(bytes, request.accountId);
       } catch (e) {
+        // A full queue is not a broken classifier: failing open here would let a flood skip the check.
+        if (e instanceof ModerationBusy) throw e;
         if (e instanceof ModerationUnavailable && e.clientFault) throw new ModerationUnavailable(`${field} ${e.message}`, true);
         if (this.options.failOpen) continue;
         throw e instanceof ModerationUnavailable ? e : new ModerationUnavailable(`the image classifier failed (${(e as Error).message})`, false);

@@ -4,6 +4,8 @@ export interface ModerationRequest {
   texts: Array<[string, string]>;
   /** [field path, link] pairs of photos. */
   photos: Array<[string, string]>;
+  /** The account asking: the photo check shares its capacity per account. */
+  accountId?: string;
 }
 
 /** The verdict: allowed, or rejected with a reason that names the field (never the matched word list). */
@@ -23,5 +25,16 @@ export class ModerationUnavailable extends Error {
   ) {
     super(message);
     this.name = 'ModerationUnavailable';
+  }
+}
+
+/** Thrown when the account's share of the photo check, or the whole queue, is full: the caller answers 429 with Retry-After. */
+export class ModerationBusy extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+    this.name = 'ModerationBusy';
   }
 }

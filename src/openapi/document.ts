@@ -2,26 +2,15 @@ import { z } from 'zod';
 import { parametersSchema, type Catalog } from '../catalog/index.js';
 import type { Config } from '../config.js';
 import { ERROR_TABLE, type ErrorKind, type ErrorStyle } from '../errors.js';
-import { callBackUrl } from '../http/requests.js';
-import { OPERATIONS, type Operation, type Reply } from './operations.js';
-import * as S from './schemas.js';
+import { acceptedInput } from './accepted.js';
+import { API_DOC_VERSION, callBackUrl, jsonSchema, OPERATIONS, ReplySchemas as S, type Operation, type Reply } from '../api/index.js';
 
 type Json = Record<string, unknown>;
-
-/** The version of the machine-readable description (SPEC "Versioning"). */
-export const API_DOC_VERSION = '1.0.0';
 
 const NAMES = new Map<z.ZodType, string>(Object.entries(S).map(([name, schema]) => [schema as z.ZodType, name]));
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 /** A component name for a model id: characters OpenAPI does not allow in names (the vendor slash) become `_`. */
 const safe = (id: string) => id.replace(/[^A-Za-z0-9._-]/g, '_');
-
-/** JSON Schema (2020-12, as OpenAPI 3.1 uses) of a zod schema. */
-export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
-  const out = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Json;
-  delete out.$schema;
-  return out;
-}
 
 /** Fastify's `/files/:id/:name` as OpenAPI's `/files/{id}/{name}`. */
 export function openApiPath(path: string): string {
@@ -67,7 +56,10 @@ function errorResponses(op: Operation, style: ErrorStyle): Json {
     const schema = {
       allOf: [
         ref('ErrorEnvelope'),
-        { type: 'object', properties: { code: { const: status }, error: { enum: [...types] }, data: status === 402 ? ref('PaymentRequired') : { type: 'null' } } },
+        {
+          type: 'object',
+          properties: { code: { const: status }, error: { enum: [...types] }, data: status === 402 ? ref('PaymentRequired') : { type: 'null' } },
+        },
       ],
     };
     const headers: Json = { 'x-request-id': { $ref: '#/components/headers/RequestId' } };
@@ -99,9 +91,14 @@ function requestBody(op: Operation): Json | undefined {
   if (!op.body) return undefined;
   let schema: Json;
   if (op.body === 'createTask') schema = ref('CreateTaskBody');
-  else if (op.body === 'jsonrpc') schema = { type: 'object', description: 'A JSON-RPC 2.0 message (or a batch)', properties: { jsonrpc: { const: '2.0' }, method: { type: 'string' } } };
+  else if (op.body === 'jsonrpc')
+    schema = { type: 'object', description: 'A JSON-RPC 2.0 message (or a batch)', properties: { jsonrpc: { const: '2.0' }, method: { type: 'string' } } };
   else if (op.body === 'upload') {
-    const file = { type: 'object', required: ['file'], properties: { file: { type: 'string', contentMediaType: 'application/octet-stream', description: 'The file' } } };
+    const file = {
+      type: 'object',
+      required: ['file'],
+      properties: { file: { type: 'string', contentMediaType: 'application/octet-stream', description: 'The file' } },
+    };
     return { required: true, content: { 'multipart/form-data': { schema: file } } };
   } else schema = jsonSchema(op.body, 'input');
   return { required: true, content: { 'application/json': { schema } } };
@@ -130,7 +127,7 @@ function createTaskSchemas(catalog: Catalog): Json {
   const branches: Json[] = [];
   for (const model of catalog.models) {
     const name = safe(model.id);
-    const { $schema: _drop, ...input } = parametersSchema(model);
+    const { $schema: _drop, ...input } = acceptedInput(parametersSchema(model));
     schemas[`Input.${name}`] = { ...input, description: `input of ${model.id}: ${model.summary}` };
     schemas[`CreateTask.${name}`] = {
       type: 'object',
@@ -159,7 +156,8 @@ export function buildDocument(config: Config, catalog: Catalog): Json {
     item[op.method] = operation(op, config.ERROR_STYLE);
   }
   const named = Object.fromEntries(Object.entries(S).map(([name, schema]) => [name, jsonSchema(schema as z.ZodType, 'output')]));
-  const envelopeNote = config.ERROR_STYLE === 'default' ? 'model-documentation identifiers (ERROR_STYLE=default)' : 'endpoint-reference identifiers (ERROR_STYLE=reference)';
+  const envelopeNote =
+    config.ERROR_STYLE === 'default' ? 'model-documentation identifiers (ERROR_STYLE=default)' : 'endpoint-reference identifiers (ERROR_STYLE=reference)';
   return {
     openapi: '3.1.0',
     info: {
@@ -182,7 +180,12 @@ export function buildDocument(config: Config, catalog: Catalog): Json {
         ErrorEnvelope: {
           type: 'object',
           required: ['code', 'msg', 'data', 'error'],
-          properties: { code: { type: 'integer' }, msg: { type: 'string', description: 'Names the field, what is allowed and what was received' }, data: { description: 'null, except on 402' }, error: { type: 'string' } },
+          properties: {
+            code: { type: 'integer' },
+            msg: { type: 'string', description: 'Names the field, what is allowed and what was received' },
+            data: { description: 'null, except on 402' },
+            error: { type: 'string' },
+          },
         },
         ...named,
         ...createTaskSchemas(catalog),

@@ -88,7 +88,11 @@ export function calculatePrice(catalog: Catalog, query: Record<string, unknown>,
     const text = single(query, name);
     if (!field) {
       if (text !== undefined) {
-        throw new CalculatorError('invalid_parameter', `${name} does not apply to ${model.id}; its price does not depend on it (got ${JSON.stringify(text)})`, name);
+        throw new CalculatorError(
+          'invalid_parameter',
+          `${name} does not apply to ${model.id}; its price does not depend on it (got ${JSON.stringify(text)})`,
+          name,
+        );
       }
       continue;
     }

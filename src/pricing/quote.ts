@@ -34,7 +34,11 @@ function rateOf(model: ModelDef, table: Readonly<Record<string, number>>, key: s
   const target = model.price.sameAs && Object.hasOwn(model.price.sameAs, key) ? model.price.sameAs[key]! : key;
   const rate = Object.hasOwn(table, target) ? table[target] : undefined;
   if (rate === undefined) {
-    throw Errors.invalid(`input.${field} must be one of ${Object.keys(table).map((k) => `"${k}"`).join(', ')} for ${model.id} (got "${key}")`);
+    throw Errors.invalid(
+      `input.${field} must be one of ${Object.keys(table)
+        .map((k) => `"${k}"`)
+        .join(', ')} for ${model.id} (got "${key}")`,
+    );
   }
   return rate;
 }
@@ -61,8 +65,18 @@ export function quote(catalog: Catalog, modelName: string, input: Readonly<Recor
     const key = by ? String(input[by] ?? fieldDefault) : '*';
     const rate = rateOf(model, price.rates, key, by ?? 'model');
     return {
-      model: model.id, unit: price.unit, units: 1, resultSeconds: null, sourceSeconds: null, billableSeconds: null,
-      rateKey: key, rateMicros: rate, withClientVideo: false, priceMicros: priceMicros(rate, seconds(1)), autoLength: false, draftFinal: false,
+      model: model.id,
+      unit: price.unit,
+      units: 1,
+      resultSeconds: null,
+      sourceSeconds: null,
+      billableSeconds: null,
+      rateKey: key,
+      rateMicros: rate,
+      withClientVideo: false,
+      priceMicros: priceMicros(rate, seconds(1)),
+      autoLength: false,
+      draftFinal: false,
     };
   }
   const draftFinal = model.draft !== undefined && typeof input.draft_task_id === 'string';
@@ -89,9 +103,18 @@ export function quote(catalog: Catalog, modelName: string, input: Readonly<Recor
   }
   const billable = add(result, source);
   return {
-    model: model.id, unit: 'second', units: toNumber(billable),
-    resultSeconds: toNumber(result), sourceSeconds: toNumber(source), billableSeconds: toNumber(billable),
-    rateKey: key, rateMicros: rate, withClientVideo, priceMicros: priceMicros(rate, billable), autoLength, draftFinal,
+    model: model.id,
+    unit: 'second',
+    units: toNumber(billable),
+    resultSeconds: toNumber(result),
+    sourceSeconds: toNumber(source),
+    billableSeconds: toNumber(billable),
+    rateKey: key,
+    rateMicros: rate,
+    withClientVideo,
+    priceMicros: priceMicros(rate, billable),
+    autoLength,
+    draftFinal,
   };
 }
 
@@ -100,13 +123,7 @@ export function quote(catalog: Catalog, modelName: string, input: Readonly<Recor
  * the real seconds rounded half up (never above the charged maximum) plus the same source seconds.
  * The lifecycle refunds `charged − settled.priceMicros` as a partial refund.
  */
-export function settleAutoLength(
-  catalog: Catalog,
-  modelName: string,
-  input: Readonly<Record<string, unknown>>,
-  media: MediaFacts,
-  realSeconds: number,
-): Quote {
+export function settleAutoLength(catalog: Catalog, modelName: string, input: Readonly<Record<string, unknown>>, media: MediaFacts, realSeconds: number): Quote {
   if (!Number.isFinite(realSeconds) || realSeconds < 0) throw new Error(`real length must be a non-negative number (got ${realSeconds})`);
   const model = findModel(catalog, modelName);
   const charged = quote(catalog, modelName, input, media);

@@ -1,6 +1,7 @@
 import { sql, type Compilable, type Kysely } from 'kysely';
 import type { Database } from './db.js';
 import { precompile } from './prepared.js';
+import { currentTx } from './guards.js';
 
 /** Most keys one batched query carries; more in one turn go in several queries. */
 const MAX_KEYS = 500;
@@ -19,17 +20,13 @@ interface Waiter<R> {
  * turn share one query, `where <column> = any($1)`: every query is a round trip through the pg
  * driver and the server (parse, bind, execute, socket writes and reads, the row description), and
  * under load one turn answers many requests, so a batch of them costs little more than one. On
- * SQLite (in process, synchronous) each read runs alone, as `precompile` runs it (`cached`: see there).
+ * SQLite (in process, synchronous) each read runs alone, as `precompile` runs it. Inside one of the
+ * database's transactions a read runs alone in that transaction (guards.ts).
  */
-export function readByKey<R>(
-  database: Database,
-  column: string,
-  build: () => Where<R>,
-  keyOf: (row: R) => string,
-  opts?: { cached?: boolean },
-): (key: string) => Promise<R[]> {
+export function readByKey<R>(database: Database, column: string, build: () => Where<R>, keyOf: (row: R) => string): (key: string) => Promise<R[]> {
   const { db } = database;
-  if (database.dialect !== 'postgres') return precompile(db, 1, (key) => build().where(column, '=', key), opts);
+  const readOne = precompile(db, 1, (key) => build().where(column, '=', key));
+  if (database.dialect !== 'postgres') return readOne;
   const readMany = precompile(db as Kysely<unknown>, 1, (keys) => build().where(column, '=', sql`any(${keys})`));
   let pending = new Map<string, Array<Waiter<R>>>();
 
@@ -51,11 +48,13 @@ export function readByKey<R>(
     for (let i = 0; i < all.length; i += MAX_KEYS) void run(new Map(all.slice(i, i + MAX_KEYS)));
   };
 
-  return (key) =>
-    new Promise<R[]>((resolve, reject) => {
+  return (key) => {
+    if (currentTx(db)) return readOne(key);
+    return new Promise<R[]>((resolve, reject) => {
       if (pending.size === 0) setImmediate(flush);
       const waiters = pending.get(key);
       if (waiters) waiters.push({ resolve, reject });
       else pending.set(key, [{ resolve, reject }]);
     });
+  };
 }

@@ -9,34 +9,63 @@ import { registerDialect, registerFastReader } from './prepared.js';
 import { startCheckpointer } from './checkpointer.js';
 import { groupCommit } from './group-commit.js';
 import { openReader, withStatementCache } from './sqlite-reader.js';
+import { currentTx, nestedTx, readHandle, runInTx, warnSlow, type SlowWatch } from './guards.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
-/** A database handle: the query builder plus a transaction helper that behaves the same on both dialects. */
+/** What a transaction may skip: `atomic: false` for statements that need not commit together. */
+export interface TxOptions {
+  /**
+   * false: the statements of fn need not commit together (one statement, or several that may
+   * commit apart). On SQLite nothing changes (fn joins the group commit like any transaction: a
+   * commit of its own would write the WAL every time); on PostgreSQL fn runs in autocommit, without
+   * the BEGIN and COMMIT round trips. Either way the promise settles only once fn's writes are
+   * committed, and the guard rails hold inside fn.
+   */
+  atomic?: boolean;
+  /** true: known to run long while nothing else writes (migrations at start), so not reported as slow. */
+  long?: boolean;
+}
+
+/**
+ * A database handle. Reads outside transactions use `db`; every write goes through `tx` (one API:
+ * a write on `db`, a query on `db` from inside `tx`, and a `tx` inside a `tx` throw on both
+ * dialects). src/store/README.md says what each path sees and may await.
+ */
 export interface Database {
+  /** The read handle: Kysely for reads outside transactions (a write on it throws). */
   db: Kysely<DB>;
   dialect: Dialect;
   /**
-   * Runs fn in one transaction (SQLite: BEGIN IMMEDIATE, so a read-then-write never works on a stale
-   * snapshot; callers of one event-loop turn share a commit, each in its own savepoint: group-commit.ts).
+   * Runs fn in one transaction on the handle it passes (SQLite: BEGIN IMMEDIATE, so a read-then-write
+   * never works on a stale snapshot; callers of one event-loop turn share a commit, each in its own
+   * savepoint: group-commit.ts). Precompiled reads of `db` called inside fn run on the transaction.
+   * fn must await only the database: on SQLite it holds the one connection of every writer.
    */
-  tx<T>(fn: (trx: Kysely<DB>) => Promise<T>): Promise<T>;
-  /**
-   * Runs a write that needs no transaction of its own (one statement, or several that may commit
-   * apart): on SQLite it joins the next group commit, since a commit of its own writes the WAL
-   * every time; on PostgreSQL it runs as is (autocommit, no BEGIN/COMMIT round trips). Resolves
-   * only once it is committed, like tx.
-   */
-  write<T>(fn: (db: Kysely<DB>) => Promise<T>): Promise<T>;
+  tx<T>(fn: (trx: Kysely<DB>) => Promise<T>, opts?: TxOptions): Promise<T>;
   /** Inside tx: serialises callers on `name` until the transaction ends (PostgreSQL advisory lock; SQLite already holds the write lock). */
   lock(trx: Kysely<DB>, name: string): Promise<void>;
   close(): Promise<void>;
 }
 
+/** Options of openDatabase. */
+export interface OpenOptions {
+  /** PostgreSQL pool size. */
+  poolSize?: number;
+  /** PostgreSQL named prepared statements for precompiled reads (DATABASE_PREPARED). */
+  prepared?: boolean;
+  /** Report transactions that hold their connection longer than this many ms (0: off; services set 50 outside production). */
+  slowTxMs?: number;
+  /** Where a slow transaction is reported (default: a process warning). */
+  onSlowTx?: (heldMs: number, transactions: number) => void;
+  /** The clock of the slow-transaction watch (tests). */
+  now?: () => number;
+}
+
 // int8 (bigint) and numeric come back as strings by default; our values fit in a double.
 pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
 
-function openSqlite(file: string): Database {
+function openSqlite(file: string, slow: SlowWatch): Database {
   if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const conn = new SqliteDatabase(file);
   conn.pragma('journal_mode = WAL');
@@ -49,15 +78,20 @@ function openSqlite(file: string): Database {
   if (checkpointer) conn.pragma('wal_autocheckpoint = 20000');
   const reader = file === ':memory:' ? undefined : openReader(file);
   // Every write of this process ends the reader's shared snapshot, so later reads see it.
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(conn, { beforeWrite: reader?.endSnapshot }) }) });
+  const inner = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(conn, { beforeWrite: reader?.endSnapshot }) }) });
+  const db = readHandle(inner);
   if (reader) registerFastReader(db, reader.read);
   registerDialect(db, 'sqlite');
-  const tx = groupCommit(db, conn, (c) => registerDialect(c, 'sqlite'), reader?.endSnapshot);
+  const tx = groupCommit(inner, conn, {
+    prepare: (c) => registerDialect(c, 'sqlite'),
+    beforeCommit: reader?.endSnapshot,
+    run: (c, fn) => runInTx(db, c, () => fn(c)),
+    slow,
+  });
   return {
     db,
     dialect: 'sqlite',
-    tx,
-    write: tx,
+    tx: (fn, opts) => (currentTx(db) ? Promise.reject(nestedTx()) : tx(fn, opts?.long)),
     lock: async () => {},
     close: async () => {
       await checkpointer?.stop();
@@ -109,24 +143,38 @@ function namedStatements(pool: pg.Pool) {
   };
 }
 
-function openPostgres(url: string, poolSize: number, prepared: boolean): Database {
+function openPostgres(url: string, poolSize: number, prepared: boolean, slow: SlowWatch): Database {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
   // An idle connection the server ends (restart, failover, an administrator, a dropped database)
   // is reported on the pool; without a listener that report would crash the process. The pool
   // discards the connection and opens a new one when next needed.
   pool.on('error', () => {});
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const inner = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  registerDialect(inner, 'postgres');
+  const db = readHandle(inner);
   registerDialect(db, 'postgres');
   if (prepared) registerFastReader(db, namedStatements(pool));
+  /** Runs fn as db's transaction body on `trx` and reports it when it held its connection too long. */
+  const body = async <T>(trx: Kysely<DB>, fn: (trx: Kysely<DB>) => Promise<T>, long = false): Promise<T> => {
+    const watch = slow.ms > 0 && !long;
+    const start = watch ? slow.now() : 0;
+    try {
+      return await runInTx(db, trx, () => fn(trx));
+    } finally {
+      if (watch && slow.now() - start > slow.ms) slow.onSlow(slow.now() - start, 1);
+    }
+  };
   return {
     db,
     dialect: 'postgres',
-    tx: (fn) =>
-      db.transaction().execute((trx) => {
+    tx: (fn, opts) => {
+      if (currentTx(db)) return Promise.reject(nestedTx());
+      if (opts?.atomic === false) return body(inner, fn, opts.long);
+      return inner.transaction().execute((trx) => {
         registerDialect(trx, 'postgres');
-        return fn(trx);
-      }),
-    write: (fn) => fn(db),
+        return body(trx, fn, opts?.long);
+      });
+    },
     lock: async (trx, name) => {
       await sql`select pg_advisory_xact_lock(${String(lockKey(name))}::bigint)`.execute(trx);
     },
@@ -135,8 +183,9 @@ function openPostgres(url: string, poolSize: number, prepared: boolean): Databas
 }
 
 /** Opens `sqlite:<path>` (or `sqlite::memory:`) or a `postgres://` URL. */
-export function openDatabase(url: string, opts: { poolSize?: number; prepared?: boolean } = {}): Database {
-  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length));
-  if (/^postgres(ql)?:\/\//.test(url)) return openPostgres(url, opts.poolSize ?? 10, opts.prepared ?? true);
+export function openDatabase(url: string, opts: OpenOptions = {}): Database {
+  const slow: SlowWatch = { ms: opts.slowTxMs ?? 0, onSlow: opts.onSlowTx ?? warnSlow, now: opts.now ?? (() => performance.now()) };
+  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length), slow);
+  if (/^postgres(ql)?:\/\//.test(url)) return openPostgres(url, opts.poolSize ?? 10, opts.prepared ?? true, slow);
   throw new Error(`unsupported database URL ${url}: use sqlite:<path> or postgres://`);
 }

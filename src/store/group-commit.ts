@@ -1,12 +1,15 @@
 import type SqliteDatabase from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { DB } from './schema.js';
+import { holdScopes, type SlowWatch } from './guards.js';
 
 /** Most transactions one commit carries: bounds the wait of the first of them. */
 const MAX_BATCH = 64;
 
 interface Job {
   fn: (trx: Kysely<DB>) => Promise<unknown>;
+  /** Known to run long (migrations): the batch is not reported as slow. */
+  long: boolean;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
 }
@@ -21,7 +24,21 @@ interface Job {
  * settles before the shared COMMIT has succeeded; when it (or the transaction as a whole) fails,
  * every caller of the batch gets the error and nothing of the batch is kept.
  */
-export function groupCommit(db: Kysely<DB>, conn: SqliteDatabase.Database, prepare: (c: Kysely<DB>) => void, beforeCommit: () => void = () => {}) {
+export function groupCommit(
+  db: Kysely<DB>,
+  conn: SqliteDatabase.Database,
+  hooks: {
+    /** Readies the batch's handle (records its dialect). */
+    prepare: (c: Kysely<DB>) => void;
+    /** Runs just before COMMIT (ends the side reader's snapshot). */
+    beforeCommit?: () => void;
+    /** Runs one caller's function on the batch's handle (marks it as inside a transaction: guards.ts). */
+    run: <T>(c: Kysely<DB>, fn: (trx: Kysely<DB>) => Promise<T>) => Promise<T>;
+    /** Reports a batch that held the connection too long: its awaits held up every writer of the process. */
+    slow: SlowWatch;
+  },
+) {
+  const { prepare, beforeCommit = () => {}, run, slow } = hooks;
   const queue: Job[] = [];
   let scheduled = false;
   // Transaction control runs on the connection directly, not through Kysely: about 18 of these a
@@ -42,15 +59,19 @@ export function groupCommit(db: Kysely<DB>, conn: SqliteDatabase.Database, prepa
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     // A transaction alone in its batch needs no savepoint: if it throws, the whole transaction goes.
     const alone = batch.length === 1;
+    let held = 0;
+    // One scope-tracking hold for the batch, not one toggle of async hooks per caller (guards.ts).
+    const releaseHold = holdScopes();
     try {
       await db.connection().execute(async (c) => {
+        const start = slow.ms > 0 ? slow.now() : 0;
         prepare(c);
         begin();
         try {
           for (const job of batch) {
             if (!alone) savepoint();
             try {
-              const value = await job.fn(c);
+              const value = await run(c, job.fn);
               if (!alone) release();
               outcomes.push({ ok: true, value });
             } catch (error) {
@@ -68,6 +89,7 @@ export function groupCommit(db: Kysely<DB>, conn: SqliteDatabase.Database, prepa
             beforeCommit();
             commit();
           }
+          if (slow.ms > 0) held = slow.now() - start;
         } catch (e) {
           if (conn.inTransaction) rollback();
           throw e;
@@ -76,7 +98,10 @@ export function groupCommit(db: Kysely<DB>, conn: SqliteDatabase.Database, prepa
     } catch (error) {
       for (const job of batch) job.reject(error);
       return;
+    } finally {
+      releaseHold();
     }
+    if (held > slow.ms && slow.ms > 0 && !batch.some((job) => job.long)) slow.onSlow(held, batch.length);
     batch.forEach((job, i) => {
       const o = outcomes[i]!;
       if (o.ok) job.resolve(o.value);
@@ -89,9 +114,9 @@ export function groupCommit(db: Kysely<DB>, conn: SqliteDatabase.Database, prepa
     while (queue.length > 0) void runBatch(queue.splice(0, MAX_BATCH));
   };
 
-  return function tx<T>(fn: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
+  return function tx<T>(fn: (trx: Kysely<DB>) => Promise<T>, long = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      queue.push({ fn, long, resolve: resolve as (v: unknown) => void, reject });
       if (!scheduled) {
         scheduled = true;
         setImmediate(flush);

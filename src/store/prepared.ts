@@ -1,14 +1,17 @@
 import type { Compilable, Insertable, Kysely, QueryResult, Updateable } from 'kysely';
+import { boundedCache } from '../cache.js';
+import { assertWritable, currentTx } from './guards.js';
 
 /**
  * Runs a compiled SELECT on a side path: on SQLite a read-only connection (synchronous; sees
  * committed data), on PostgreSQL a named prepared statement on the pool.
  */
-export type FastReader = (sql: string, parameters: readonly unknown[], opts?: { cached?: boolean }) => unknown[] | Promise<unknown[]>;
+export type FastReader = (sql: string, parameters: readonly unknown[]) => unknown[] | Promise<unknown[]>;
 
 const fastReaders = new WeakMap<object, FastReader>();
 
 /** Registers the side path of a database handle's precompiled reads (done by openDatabase). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any database schema: the guard and the statement cache work on every one
 export function registerFastReader(db: Kysely<any>, reader: FastReader): void {
   fastReaders.set(db, reader);
 }
@@ -17,18 +20,20 @@ export function registerFastReader(db: Kysely<any>, reader: FastReader): void {
  * A query compiled once and then run with new argument values: Kysely otherwise rebuilds and
  * compiles the SQL on every call, which costs more than the query itself on hot read paths
  * (auth, balance, recordInfo). `build` receives placeholders and must use each as a plain
- * parameter value. A SELECT on the main handle goes to its fast reader: on SQLite a read-only WAL
+ * parameter value. A SELECT on the read handle goes to its fast reader: on SQLite a read-only WAL
  * connection, so it neither waits for nor sees an open write transaction; on PostgreSQL a named
- * prepared statement, parsed and planned once per connection. Inside a transaction (another
- * handle) it runs through Kysely as usual. With `cached`, SQLite's reader may answer from the
- * results it keeps while the database has not changed (the rows are then frozen and shared).
+ * prepared statement, parsed and planned once per connection. Called from inside one of the
+ * database's transactions it runs in that transaction (guards.ts), so it sees the transaction's
+ * own writes on both dialects.
  */
-export function precompile<R, DBT>(db: Kysely<DBT>, arity: number, build: (...args: string[]) => Compilable<R>, opts?: { cached?: boolean }) {
+export function precompile<R, DBT>(db: Kysely<DBT>, arity: number, build: (...args: string[]) => Compilable<R>) {
   const { compiled, bind } = compileWithSlots(arity, build);
   const fast = compiled.query.kind === 'SelectQueryNode' ? fastReaders.get(db) : undefined;
   return async (...args: unknown[]): Promise<R[]> => {
     const parameters = bind(args);
-    if (fast) return (await fast(compiled.sql, parameters, opts)) as R[];
+    const trx = currentTx(db);
+    if (trx) return (await trx.executeQuery<R>({ ...compiled, parameters })).rows;
+    if (fast) return (await fast(compiled.sql, parameters)) as R[];
     const result = await db.executeQuery<R>({ ...compiled, parameters });
     return result.rows;
   };
@@ -56,6 +61,7 @@ export function dialectOf(executor: object): string | undefined {
 export function prepared<R, DBT>(arity: number, build: (db: Kysely<DBT>, ...args: string[]) => Compilable<R>) {
   const byDialect = new Map<string, ReturnType<typeof compileWithSlots<R>>>();
   return async (executor: Kysely<DBT>, ...args: unknown[]): Promise<QueryResult<R>> => {
+    assertWritable(executor);
     const dialect = dialects.get(executor);
     let c = dialect ? byDialect.get(dialect) : undefined;
     if (!c) {
@@ -75,19 +81,23 @@ function compileWithSlots<R>(arity: number, build: (...args: string[]) => Compil
   return { compiled, bind: (args: readonly unknown[]) => compiled.parameters.map((p, i) => (slots[i]! >= 0 ? args[slots[i]!] : p)) };
 }
 
-const shapes = new Map<string, ReturnType<typeof compileWithSlots<unknown>>>();
+/** Compiled statements by (dialect, shape); bounded, so a caller that invents column lists cannot grow memory. */
+const shapes = boundedCache<string, ReturnType<typeof compileWithSlots<unknown>>>(500);
 
 /** Compiles (once per dialect and shape) and runs a statement whose SQL depends only on `shape`; `values` fill its placeholders in order. */
-async function runShaped<DBT>(executor: Kysely<DBT>, shape: string, values: readonly unknown[], build: (ph: string[]) => Compilable<unknown>): Promise<QueryResult<unknown>> {
+async function runShaped<DBT>(
+  executor: Kysely<DBT>,
+  shape: string,
+  values: readonly unknown[],
+  build: (ph: string[]) => Compilable<unknown>,
+): Promise<QueryResult<unknown>> {
+  assertWritable(executor);
   const dialect = dialects.get(executor);
   const key = `${dialect}\u0000${shape}`;
   let c = dialect ? shapes.get(key) : undefined;
   if (!c) {
     c = compileWithSlots(values.length, (...ph) => build(ph));
-    if (dialect) {
-      if (shapes.size >= 500) shapes.clear();
-      shapes.set(key, c);
-    }
+    if (dialect) shapes.set(key, c);
   }
   return executor.executeQuery({ ...c.compiled, parameters: c.bind(values) });
 }
@@ -107,7 +117,11 @@ export async function insertRow<DBT, T extends keyof DBT & string>(executor: Kys
   const cols = columnsOf(row);
   const values = cols.map((col) => (row as Record<string, unknown>)[col]);
   if (!values.every(plain)) {
-    await executor.insertInto(table).values(row as never).execute();
+    assertWritable(executor);
+    await executor
+      .insertInto(table)
+      .values(row as never)
+      .execute();
     return;
   }
   await runShaped(executor, `insert\u0000${table}\u0000${cols.join(',')}`, values, (ph) =>
@@ -130,6 +144,7 @@ export async function updateWhere<DBT, T extends keyof DBT & string>(
   const values = [...setCols.map((col) => (set as Record<string, unknown>)[col]), ...whereCols.map((col) => where[col])];
   const untyped = executor as unknown as Kysely<Record<string, Record<string, unknown>>>;
   if (!values.every(plain)) {
+    assertWritable(executor);
     // An expression in the patch is SQL text, not a value: built and compiled for this call only.
     let q = untyped.updateTable(table as string).set(set as Record<string, unknown>);
     for (const col of whereCols) q = q.where(col, '=', where[col]);

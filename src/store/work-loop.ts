@@ -29,7 +29,11 @@ export class WorkLoop<T> {
   private running = false;
   private loopDone: Promise<void> | null = null;
   private wakeUp: (() => void) | null = null;
+  /** A wake() came since the current round began: new work may have been committed after its claim looked. */
+  private woken = false;
   log: WorkLog = silent;
+  /** Claim rounds finished so far: tests wait on it to know the loop had its chance (and is now waiting). */
+  rounds = 0;
 
   constructor(private readonly spec: WorkLoopSpec<T>) {}
 
@@ -51,6 +55,7 @@ export class WorkLoop<T> {
 
   /** Ends the current wait: new work may be due. */
   wake(): void {
+    this.woken = true;
     this.wakeUp?.();
   }
 
@@ -60,6 +65,7 @@ export class WorkLoop<T> {
       // Items that finished in the same turn (their transactions commit together) all free their
       // slots before the claim: one claim for them all instead of one each.
       await new Promise<void>((resolve) => setImmediate(resolve));
+      this.woken = false;
       let free = concurrency - this.active.size;
       let claimed = 0;
       try {
@@ -72,9 +78,12 @@ export class WorkLoop<T> {
       } catch (e) {
         this.log.error({ err: e }, `${this.spec.name}: claim failed`);
       }
+      this.rounds++;
       if (!this.running) break;
       const mayBeMore = free > 0 && claimed === free;
       if (mayBeMore && this.active.size < concurrency) continue;
+      // Woken during the round (a task created while the claim ran): look again now, not after pollMs.
+      if (this.woken && this.active.size < concurrency) continue;
       // Full: a finishing item wakes the loop. Idle: look again after pollMs or when woken.
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, this.active.size >= concurrency || (mayBeMore && this.active.size > 0) ? 60_000 : pollMs);

@@ -4,37 +4,58 @@ import { keyAllowsModel, type Principal } from '../accounts/index.js';
 import { formatUsd, type Ledger } from '../billing/index.js';
 import { findModel, resolveDraftFinal, routeName, validateInput, type Catalog, type DraftTask, type MediaFacts } from '../catalog/index.js';
 import type { Clock } from '../clock.js';
-import { Errors, shown } from '../errors.js';
+import { Errors, parseWith, shown } from '../errors.js';
 import type { MediaFactsResolver } from '../files/index.js';
-import { parseWith } from '../http/validate.js';
 import { randomId } from '../ids.js';
 import { quote } from '../pricing/index.js';
-import type { Database } from '../store/db.js';
-import type { DB } from '../store/schema.js';
-import { insertRow } from '../store/prepared.js';
+import type { Database } from '../store/index.js';
+import type { DB } from '../store/index.js';
+import { insertRow } from '../store/index.js';
 import { bodyHash, boundTask } from './idempotency.js';
 import { DAY_MS, TASK_TIMEOUT_MS } from './states.js';
 import { recordCreated } from './transition.js';
 
 const MAX_URL = 2048;
 
-/** SPEC endpoint 1 body; unknown top-level fields are refused so a misspelt callBackUrl is not silently ignored. */
-const createBody = z
-  .object({
-    model: z.unknown(),
-    input: z.unknown(),
-    callBackUrl: z
-      .string()
-      .max(MAX_URL)
-      .refine((u) => {
-        try {
-          return ['http:', 'https:'].includes(new URL(u).protocol);
-        } catch {
-          return false;
-        }
-      }, 'must be an http:// or https:// URL')
-      .optional(),
+/** True when `u` parses as an absolute http:// or https:// URL (WHATWG parsing, as the callback worker fetches it). */
+function isHttpUrl(u: string): boolean {
+  try {
+    return ['http:', 'https:'].includes(new URL(u).protocol);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * How every URL the check above accepts begins (a URL parser skips leading spaces and control
+ * characters and reads the scheme in any case); said as a pattern so the documents can show it.
+ */
+// eslint-disable-next-line no-control-regex -- URL parsers skip leading control characters, so the pattern must too
+const HTTP_SCHEME = /^[\x00-\x20]*[Hh][Tt][Tt][Pp][Ss]?:/;
+const NOT_HTTP = 'must be an http:// or https:// URL';
+
+/**
+ * createTask's callBackUrl: the one schema that both enforces the rule and documents it (OpenAPI,
+ * MCP). Its parse-time part is here; the address part is the network guard's (DECISIONS §14,
+ * CreateDeps.checkUrl), which JSON Schema cannot say, so the description does.
+ */
+const callBackLink = z.string().max(MAX_URL).regex(HTTP_SCHEME, NOT_HTTP).refine(isHttpUrl, NOT_HTTP).meta({ format: 'uri' });
+/** An empty string means no callback: a kie.ai client library sends `callBackUrl: ""` on every request (DECISIONS §18). */
+const noCallback = z.literal('');
+export const callBackUrl = z
+  .union([callBackLink, noCallback], {
+    // A refused link is refused for the link's reason, not as "matches neither branch".
+    error: (issue) => (issue.code === 'invalid_union' ? issue.errors[0]?.[0]?.message : undefined),
+  })
+  .meta({
+    description:
+      `Absolute http:// or https:// URL, at most ${MAX_URL} characters, without a user name or password, reaching a public address ` +
+      '(not private, loopback, link-local or metadata, unless the server sets ALLOW_PRIVATE_NETWORK); the result is POSTed there when the task finishes. ' +
+      'An empty string means no callback, as leaving it out does',
   });
+
+/** SPEC endpoint 1 body; unknown top-level fields are refused so a misspelt callBackUrl is not silently ignored. */
+const createBody = z.object({ model: z.unknown(), input: z.unknown(), callBackUrl: callBackUrl.optional() });
 const BODY_FIELDS = ['model', 'input', 'callBackUrl'];
 
 /** What createTask needs from the rest of the service. */
@@ -47,10 +68,13 @@ export interface CreateDeps {
   publicBaseUrl: string;
   topUpUrl: string;
   /** Refuses a callBackUrl the network guard would never deliver to (DECISIONS §14); throws AppError. */
-  checkUrl?: (url: string) => Promise<void>;
-  /** The content check (DECISIONS §15) on the validated input, before any charge; throws AppError. */
-  moderate?: (input: Record<string, unknown>) => Promise<void>;
+  checkUrl: (url: string) => Promise<void>;
+  /** The content check (DECISIONS §15) on the validated input, after the cheap refusals and before the charge; throws AppError. */
+  moderate: (input: Record<string, unknown>, principal: Principal) => Promise<void>;
 }
+
+/** No callBackUrl check and no content check (tests and tools that build Tasks without the network guard or a classifier). */
+export const NO_CHECKS: Pick<CreateDeps, 'checkUrl' | 'moderate'> = { checkUrl: async () => {}, moderate: async () => {} };
 
 export interface Created {
   taskId: string;
@@ -95,9 +119,16 @@ export async function createTask(deps: CreateDeps, principal: Principal, rawBody
     input = resolveDraftFinal(catalog, validated, draft);
     media = draft.media;
   }
-  if (body.callBackUrl && deps.checkUrl) await deps.checkUrl(body.callBackUrl);
-  if (deps.moderate) await deps.moderate(input);
+  if (body.callBackUrl) await deps.checkUrl(body.callBackUrl);
   const price = quote(catalog, model.id, input, media);
+  // The cheap refusals come before the content check (asked for with nsfw_check), which may take a share
+  // of the image classifier (decision 0305): an account that cannot pay gets its 402 here, unchecked.
+  // The charge in the transaction below stays the real check; other requests skip this extra read.
+  if (input.nsfw_check === true) {
+    const balance = await balanceOf(database.db, accountId);
+    if (balance < price.priceMicros) throw insufficient(balance, price.priceMicros, deps.topUpUrl);
+    await deps.moderate(input, principal);
+  }
 
   const taskId = randomId('tk_');
   const now = clock.now();
@@ -109,12 +140,7 @@ export async function createTask(deps: CreateDeps, principal: Principal, rawBody
       if (earlier) return { taskId: earlier, replayed: true };
     }
     const charged = await deps.ledger.charge(trx, accountId, price.priceMicros, taskId, `task ${taskId} ${model.id}`);
-    if (!charged.ok) {
-      throw Errors.insufficientBalance(
-        `balance ${formatUsd(charged.balance, 4)} USD is less than the price ${formatUsd(charged.required, 3)} USD of this task; top up at ${deps.topUpUrl}`,
-        { balance: formatUsd(charged.balance, 4), required: formatUsd(charged.required, 4), currency: 'USD', topUpUrl: deps.topUpUrl },
-      );
-    }
+    if (!charged.ok) throw insufficient(charged.balance, charged.required, deps.topUpUrl);
     await insertRow(trx, 'tasks', {
       id: taskId,
       account_id: accountId,
@@ -123,7 +149,7 @@ export async function createTask(deps: CreateDeps, principal: Principal, rawBody
       param: JSON.stringify(rawBody),
       input: JSON.stringify(input),
       media: Object.keys(media).length > 0 ? JSON.stringify(media) : null,
-      callback_url: body.callBackUrl ?? null,
+      callback_url: body.callBackUrl || null,
       price_micros: price.priceMicros,
       final_micros: price.priceMicros,
       auto_length: price.autoLength ? 1 : 0,
@@ -150,6 +176,20 @@ export async function createTask(deps: CreateDeps, principal: Principal, rawBody
   return created;
 }
 
+/** The 402 for a balance below the price. */
+function insufficient(balance: number, required: number, topUpUrl: string) {
+  return Errors.insufficientBalance(
+    `balance ${formatUsd(balance, 4)} USD is less than the price ${formatUsd(required, 3)} USD of this task; top up at ${topUpUrl}`,
+    { balance: formatUsd(balance, 4), required: formatUsd(required, 4), currency: 'USD', topUpUrl },
+  );
+}
+
+/** The account's balance as last committed (a read without a lock: only for refusing early). */
+async function balanceOf(db: Kysely<DB>, accountId: string): Promise<number> {
+  const row = await db.selectFrom('accounts').select('balance_micros').where('id', '=', accountId).executeTakeFirst();
+  return Number(row?.balance_micros ?? 0);
+}
+
 /** The finished draft a draft final points at: same account, success, within the draft window (SPEC: 7 days). */
 async function findDraft(db: Kysely<DB>, accountId: string, draftId: string, now: number, keepDays: number): Promise<DraftTask & { media: MediaFacts }> {
   const row = await db
@@ -164,7 +204,9 @@ async function findDraft(db: Kysely<DB>, accountId: string, draftId: string, now
     throw Errors.invalid(`input.draft_task_id must be a draft that finished with success (got ${id}, which is in state ${row.state})`);
   }
   if (Number(row.completed_at) <= now - keepDays * DAY_MS) {
-    throw Errors.invalid(`input.draft_task_id must be a draft finished in the last ${keepDays} days (got ${id}, finished ${new Date(Number(row.completed_at)).toISOString()})`);
+    throw Errors.invalid(
+      `input.draft_task_id must be a draft finished in the last ${keepDays} days (got ${id}, finished ${new Date(Number(row.completed_at)).toISOString()})`,
+    );
   }
   return {
     taskId: row.id,

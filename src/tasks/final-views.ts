@@ -1,5 +1,6 @@
-import type { CallbacksTable } from '../store/schema.js';
+import type { CallbacksTable } from '../store/index.js';
 import type { TaskRow } from './view.js';
+import { boundedCache } from '../cache.js';
 
 /** Bytes of JSON text kept at most (about 5,000 typical tasks). */
 const MAX_BYTES = 8 * 1024 * 1024;
@@ -21,43 +22,31 @@ export function unchangedUntil(row: TaskRow & { files_expire_at: number | null }
  * The JSON text of finished tasks' views, by task id, while they cannot change (unchangedUntil):
  * a finished task read again (result pages, a client polling after the end, MCP waits) is answered
  * from memory, not the database. It holds only what no process can change any more, so it is
- * right in a fleet of processes too. Bounded by bytes; the oldest entry goes first.
+ * right in a fleet of processes too. Bounded by bytes; the least recently used entry goes first.
  */
 export class FinalViews {
-  private readonly entries = new Map<string, { accountId: string; json: string; until: number }>();
-  private bytes = 0;
+  private readonly entries;
 
-  constructor(private readonly maxBytes = MAX_BYTES) {}
+  constructor(maxBytes = MAX_BYTES) {
+    this.entries = boundedCache<string, { accountId: string; json: string; until: number }>(maxBytes, { sizeOf: (e) => e.json.length });
+  }
 
   /** The kept view of the account's task, if it is still valid at `now`. */
   get(taskId: string, accountId: string, now: number): string | undefined {
     const e = this.entries.get(taskId);
     if (!e || e.accountId !== accountId) return undefined;
     if (now < e.until) return e.json;
-    this.remove(taskId);
+    this.entries.delete(taskId);
     return undefined;
   }
 
-  /** Keeps a view that holds until `until` (nothing when that is not after `now`). */
+  /** Keeps a view that holds until `until` (nothing when that is not after `now`, or when it alone is over the bound). */
   put(taskId: string, accountId: string, json: string, until: number, now: number): void {
-    if (until <= now || json.length > this.maxBytes) return;
-    this.remove(taskId);
+    if (until <= now) return;
     this.entries.set(taskId, { accountId, json, until });
-    this.bytes += json.length;
-    for (const [id] of this.entries) {
-      if (this.bytes <= this.maxBytes) break;
-      this.remove(id);
-    }
   }
 
   get size(): number {
     return this.entries.size;
-  }
-
-  private remove(taskId: string): void {
-    const e = this.entries.get(taskId);
-    if (!e) return;
-    this.bytes -= e.json.length;
-    this.entries.delete(taskId);
   }
 }

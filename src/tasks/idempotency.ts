@@ -1,23 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { Errors, shown } from '../errors.js';
-import type { DB } from '../store/schema.js';
+import type { DB } from '../store/index.js';
 import { IDEMPOTENCY_TTL_MS } from './states.js';
 
 /** SPEC Limits: at most 128 characters. */
 export const MAX_IDEMPOTENCY_KEY = 128;
-
-/** Reads the Idempotency-Key header: absent, or 1 to 128 visible characters. */
-export function readIdempotencyKey(header: string | string[] | undefined): string | undefined {
-  if (header === undefined) return undefined;
-  const key = Array.isArray(header) ? header.join(',') : header;
-  if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY || !/^[\x21-\x7e]+$/.test(key)) {
-    throw Errors.invalid(
-      `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY} visible ASCII characters without spaces (got ${key.length > MAX_IDEMPOTENCY_KEY ? `${key.length} characters` : shown(key)})`,
-    );
-  }
-  return key;
-}
 
 /** JSON with object keys sorted at every level, so equal bodies hash equally whatever their key order. */
 function canonical(value: unknown): string {

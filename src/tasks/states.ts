@@ -1,4 +1,4 @@
-import type { TaskState } from '../store/schema.js';
+import type { TaskState } from '../store/index.js';
 import type { FailKind } from '../backends/index.js';
 
 export type { TaskState };
@@ -24,10 +24,6 @@ export const TRANSITIONS: Readonly<Record<TaskState, readonly TaskState[]>> = {
   success: [],
   fail: [],
 };
-
-export function isFinal(state: TaskState): boolean {
-  return TRANSITIONS[state].length === 0;
-}
 
 export function canMove(from: TaskState, to: TaskState): boolean {
   return TRANSITIONS[from].includes(to);

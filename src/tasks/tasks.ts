@@ -6,19 +6,20 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { Errors } from '../errors.js';
 import type { Files, MediaFactsResolver } from '../files/index.js';
-import type { Database } from '../store/db.js';
-import { readByKey } from '../store/batched.js';
-import type { CallbacksTable, TaskState } from '../store/schema.js';
-import { createTask, type CreateDeps, type Created } from './create.js';
+import type { Database } from '../store/index.js';
+import { readByKey } from '../store/index.js';
+import type { CallbacksTable, TaskState } from '../store/index.js';
+import { NO_CHECKS, createTask, type CreateDeps, type Created } from './create.js';
 import { FinalViews, unchangedUntil } from './final-views.js';
 import { TASK_VIEW_COLUMNS, taskView, type TaskRow, type ViewOptions } from './view.js';
 
 /**
- * In-process signals (wakeups.ts carries them between processes): `created` wakes the engine,
- * `finished` (taskId) tells waiters (MCP) a task is final, `callbackDue` wakes callback delivery
- * for a finished task that has a callBackUrl (the others would only cost the worker an empty claim).
+ * In-process signals (engine/wakeups.ts carries them between processes): `created` wakes the engine,
+ * `due` wakes it for a task made due now (an upstream's completion notice), `finished` (taskId)
+ * tells waiters (MCP) a task is final, `callbackDue` wakes callback delivery for a finished task
+ * that has a callBackUrl (the others would only cost the worker an empty claim).
  */
-export class TaskSignals extends EventEmitter<{ created: [string]; finished: [string]; callbackDue: [string] }> {}
+export class TaskSignals extends EventEmitter<{ created: [string]; due: [string]; finished: [string]; callbackDue: [string] }> {}
 
 export interface ListQuery {
   limit: number;
@@ -42,13 +43,23 @@ export class Tasks {
     private readonly facts: MediaFactsResolver,
     files: Files,
     private readonly config: Config,
-    /** Optional createTask checks: callBackUrl against the network guard, the content check. */
-    private readonly checks: Pick<CreateDeps, 'checkUrl' | 'moderate'> = {},
+    /** createTask's checks: callBackUrl against the network guard, the content check. */
+    private readonly checks: Pick<CreateDeps, 'checkUrl' | 'moderate'> = NO_CHECKS,
   ) {
     const { db } = database;
     // By id alone, so that the polls of many accounts share a query on PostgreSQL; the account is checked on the row.
-    this.findTask = readByKey(database, 'id', () => db.selectFrom('tasks').select([...TASK_VIEW_COLUMNS, 'account_id', 'files_expire_at']), (r) => r.id);
-    this.findCallback = readByKey(database, 'task_id', () => db.selectFrom('callbacks').selectAll(), (r) => r.task_id);
+    this.findTask = readByKey(
+      database,
+      'id',
+      () => db.selectFrom('tasks').select([...TASK_VIEW_COLUMNS, 'account_id', 'files_expire_at']),
+      (r) => r.id,
+    );
+    this.findCallback = readByKey(
+      database,
+      'task_id',
+      () => db.selectFrom('callbacks').selectAll(),
+      (r) => r.task_id,
+    );
     this.view = { usdRubRate: config.USD_RUB_RATE, fileUrl: (id, name) => files.url(id, name) };
   }
 
@@ -97,7 +108,10 @@ export class Tasks {
     let query = this.database.db.selectFrom('tasks').select(TASK_VIEW_COLUMNS).where('account_id', '=', accountId);
     if (q.state) query = query.where('state', '=', q.state);
     if (q.before !== undefined) query = query.where('seq', '<', q.before);
-    const rows = (await query.orderBy('seq', 'desc').limit(q.limit + 1).execute()) as TaskRow[];
+    const rows = (await query
+      .orderBy('seq', 'desc')
+      .limit(q.limit + 1)
+      .execute()) as TaskRow[];
     const page = rows.slice(0, q.limit);
     const withCallback = page.filter((r) => r.callback_url).map((r) => r.id);
     const callbacks = withCallback.length > 0 ? await this.callbacks(withCallback) : new Map<string, CallbacksTable>();

@@ -1,5 +1,5 @@
 import { formatUsd, toRub, usdNumber } from '../billing/index.js';
-import type { CallbacksTable, TasksTable } from '../store/schema.js';
+import type { CallbacksTable, TasksTable } from '../store/index.js';
 import { STATUS_OF } from './states.js';
 
 /** What the engine stores in tasks.result: file ids (links are built when shown, from PUBLIC_BASE_URL). */
@@ -13,13 +13,45 @@ export interface StoredResult {
 /** The task row fields a view needs (everything but the engine's bookkeeping). */
 export type TaskRow = Pick<
   TasksTable,
-  | 'seq' | 'id' | 'model' | 'state' | 'param' | 'input' | 'callback_url' | 'final_micros' | 'progress' | 'result' | 'fail_code'
-  | 'fail_type' | 'fail_msg' | 'refunded' | 'files_expired' | 'created_at' | 'updated_at' | 'completed_at'
+  | 'seq'
+  | 'id'
+  | 'model'
+  | 'state'
+  | 'param'
+  | 'input'
+  | 'callback_url'
+  | 'final_micros'
+  | 'progress'
+  | 'result'
+  | 'fail_code'
+  | 'fail_type'
+  | 'fail_msg'
+  | 'refunded'
+  | 'files_expired'
+  | 'created_at'
+  | 'updated_at'
+  | 'completed_at'
 > & { seq: number };
 
 export const TASK_VIEW_COLUMNS = [
-  'seq', 'id', 'model', 'state', 'param', 'input', 'callback_url', 'final_micros', 'progress', 'result', 'fail_code',
-  'fail_type', 'fail_msg', 'refunded', 'files_expired', 'created_at', 'updated_at', 'completed_at',
+  'seq',
+  'id',
+  'model',
+  'state',
+  'param',
+  'input',
+  'callback_url',
+  'final_micros',
+  'progress',
+  'result',
+  'fail_code',
+  'fail_type',
+  'fail_msg',
+  'refunded',
+  'files_expired',
+  'created_at',
+  'updated_at',
+  'completed_at',
 ] as const;
 
 /** DECISIONS §14: the callback delivery status object. */

@@ -25,12 +25,28 @@ describe('BytePlus ModelArk adapter against a fake ModelArk', () => {
   const lastCreate = () => fake.calls.filter((c) => c.method === 'POST').at(-1)!;
 
   it('creates a Seedance task with the mapped input, follows it to success and downloads video and last frame', async () => {
-    const job = jobOf('seedance-2.0', 'video', {
-      prompt: 'a red fox in snow', first_frame_url: 'https://files.example/a.png', last_frame_url: 'https://files.example/b.png',
-      image_urls: ['https://files.example/r1.png'], video_urls: ['https://files.example/v.mp4'], audio_urls: ['https://files.example/s.mp3'],
-      resolution: '720p', aspect_ratio: '16:9', duration: 5, generate_audio: true, return_last_frame: true, seed: 42, web_search: true,
-      nsfw_check: true, trim_to_duration: false,
-    }, 'https://gengate.example/upstream/v1/notify/tok123');
+    const job = jobOf(
+      'seedance-2.0',
+      'video',
+      {
+        prompt: 'a red fox in snow',
+        first_frame_url: 'https://files.example/a.png',
+        last_frame_url: 'https://files.example/b.png',
+        image_urls: ['https://files.example/r1.png'],
+        video_urls: ['https://files.example/v.mp4'],
+        audio_urls: ['https://files.example/s.mp3'],
+        resolution: '720p',
+        aspect_ratio: '16:9',
+        duration: 5,
+        generate_audio: true,
+        return_last_frame: true,
+        seed: 42,
+        web_search: true,
+        nsfw_check: true,
+        trim_to_duration: false,
+      },
+      'https://gengate.example/upstream/v1/notify/tok123',
+    );
     const b = backend();
     expect(b.idempotentSubmit).toBe(false);
     const ref = await b.submit(job);
@@ -48,8 +64,15 @@ describe('BytePlus ModelArk adapter against a fake ModelArk', () => {
         { type: 'video_url', video_url: { url: 'https://files.example/v.mp4' }, role: 'reference_video' },
         { type: 'audio_url', audio_url: { url: 'https://files.example/s.mp3' }, role: 'reference_audio' },
       ],
-      resolution: '720p', ratio: '16:9', duration: 5, seed: 42, generate_audio: true, return_last_frame: true,
-      watermark: false, tools: [{ type: 'web_search' }], callback_url: 'https://gengate.example/upstream/v1/notify/tok123',
+      resolution: '720p',
+      ratio: '16:9',
+      duration: 5,
+      seed: 42,
+      generate_audio: true,
+      return_last_frame: true,
+      watermark: false,
+      tools: [{ type: 'web_search' }],
+      callback_url: 'https://gengate.example/upstream/v1/notify/tok123',
     });
     const states = await pollUntilSettled(b, job, ref);
     expect(states.map((s) => s.state)).toEqual(['queued', 'running', 'done']);
@@ -75,7 +98,9 @@ describe('BytePlus ModelArk adapter against a fake ModelArk', () => {
 
   it('sends automatic length as -1, leaves absent switches to the upstream, and applies the route map', async () => {
     const b = backend('seedance-1-5-pro-251215', KEY, { rename: { ratio: 'aspect' }, set: { service_tier: 'flex' }, omit: ['seed'] });
-    await b.submit(jobOf('seedance-2.5', 'video', { prompt: 'waves', duration: 'auto', aspect_ratio: 'adaptive', seed: 7, camera_fixed: true, watermark: false }));
+    await b.submit(
+      jobOf('seedance-2.5', 'video', { prompt: 'waves', duration: 'auto', aspect_ratio: 'adaptive', seed: 7, camera_fixed: true, watermark: false }),
+    );
     const body = lastCreate().json as Record<string, unknown>;
     expect(body).toMatchObject({ duration: -1, aspect: 'adaptive', service_tier: 'flex', camera_fixed: true, watermark: false });
     expect(body).not.toHaveProperty('seed');
@@ -107,7 +132,11 @@ describe('BytePlus ModelArk adapter against a fake ModelArk', () => {
   });
 
   it('maps tasks that fail after acceptance: output moderation → content, internal → unavailable, expired → timeout', async () => {
-    const cases: [string, string][] = [['[fail-later]', 'content'], ['[broken]', 'unavailable'], ['[expire]', 'timeout']];
+    const cases: [string, string][] = [
+      ['[fail-later]', 'content'],
+      ['[broken]', 'unavailable'],
+      ['[expire]', 'timeout'],
+    ];
     for (const [marker, kind] of cases) {
       const job = jobOf('seedance-2.0', 'video', { prompt: `${marker} x` });
       const b = backend();
@@ -144,12 +173,24 @@ describe('BytePlus ModelArk adapter against a fake ModelArk', () => {
 
   it('Seedream: one synchronous call with size from class and ratio, then the image is downloaded', async () => {
     const b = backend('seedream-4-5-251128');
-    const job = jobOf('seedream-pro', 'image', { prompt: 'a lighthouse', resolution: '2K', aspect_ratio: '16:9', image_input: ['https://files.example/p.png'], seed: 3, output_format: 'png' }, 'https://gg.example/hook');
+    const job = jobOf(
+      'seedream-pro',
+      'image',
+      { prompt: 'a lighthouse', resolution: '2K', aspect_ratio: '16:9', image_input: ['https://files.example/p.png'], seed: 3, output_format: 'png' },
+      'https://gg.example/hook',
+    );
     const ref = await b.submit(job);
     expect(lastCreate().path).toBe('/api/v3/images/generations');
     expect(lastCreate().json).toEqual({
-      model: 'seedream-4-5-251128', prompt: 'a lighthouse', image: 'https://files.example/p.png', size: '2736x1536', seed: 3, output_format: 'png',
-      sequential_image_generation: 'disabled', response_format: 'url', watermark: false,
+      model: 'seedream-4-5-251128',
+      prompt: 'a lighthouse',
+      image: 'https://files.example/p.png',
+      size: '2736x1536',
+      seed: 3,
+      output_format: 'png',
+      sequential_image_generation: 'disabled',
+      response_format: 'url',
+      watermark: false,
     });
     expect(await b.progress(job, ref)).toEqual({ state: 'done' });
     const out = await b.results(job, ref);

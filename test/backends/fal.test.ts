@@ -29,18 +29,38 @@ describe('fal adapter against a fake fal queue', () => {
   it('submits the mapped input with the webhook, polls IN_QUEUE → IN_PROGRESS → COMPLETED, and downloads the video', async () => {
     const b = backend();
     expect(b.idempotentSubmit).toBe(false);
-    const job = jobOf('seedance-1.5-pro', 'video', {
-      prompt: 'a kite over dunes', first_frame_url: 'https://files.example/f.png', last_frame_url: 'https://files.example/l.png',
-      resolution: '1080p', aspect_ratio: '16:9', duration: 5, generate_audio: false, camera_fixed: true, seed: 9, nsfw_check: false,
-    }, 'https://gengate.example/upstream/v1/notify/abc');
+    const job = jobOf(
+      'seedance-1.5-pro',
+      'video',
+      {
+        prompt: 'a kite over dunes',
+        first_frame_url: 'https://files.example/f.png',
+        last_frame_url: 'https://files.example/l.png',
+        resolution: '1080p',
+        aspect_ratio: '16:9',
+        duration: 5,
+        generate_audio: false,
+        camera_fixed: true,
+        seed: 9,
+        nsfw_check: false,
+      },
+      'https://gengate.example/upstream/v1/notify/abc',
+    );
     const ref = await b.submit(job);
     const sent = submits().at(-1)!;
     expect(sent.path).toBe(`/${VIDEO_MODEL}`);
     expect(sent.query.get('fal_webhook')).toBe('https://gengate.example/upstream/v1/notify/abc');
     expect(sent.headers.authorization).toBe(`Key ${KEY}`);
     expect(sent.json).toEqual({
-      prompt: 'a kite over dunes', image_url: 'https://files.example/f.png', end_image_url: 'https://files.example/l.png',
-      resolution: '1080p', aspect_ratio: '16:9', duration: '5', generate_audio: false, camera_fixed: true, seed: 9,
+      prompt: 'a kite over dunes',
+      image_url: 'https://files.example/f.png',
+      end_image_url: 'https://files.example/l.png',
+      resolution: '1080p',
+      aspect_ratio: '16:9',
+      duration: '5',
+      generate_audio: false,
+      camera_fixed: true,
+      seed: 9,
     });
     expect(ref).toMatch(/^fal-ai\/bytedance\|[0-9a-f-]{36}$/);
     const states = await pollUntilSettled(b, job, ref);
@@ -53,11 +73,24 @@ describe('fal adapter against a fake fal queue', () => {
 
   it('image models: photos become image_urls, one image is asked for, no webhook without a public URL', async () => {
     const b = backend('fal-ai/nano-banana/edit', KEY, { rename: { resolution: 'image_size' } });
-    const job = jobOf('google/nano-banana-edit', 'image', { prompt: 'make it blue', image_input: ['https://files.example/1.png', 'https://files.example/2.png'], aspect_ratio: 'auto', output_format: 'png', resolution: '1K' });
+    const job = jobOf('google/nano-banana-edit', 'image', {
+      prompt: 'make it blue',
+      image_input: ['https://files.example/1.png', 'https://files.example/2.png'],
+      aspect_ratio: 'auto',
+      output_format: 'png',
+      resolution: '1K',
+    });
     const ref = await b.submit(job);
     const sent = submits().at(-1)!;
     expect(sent.query.has('fal_webhook')).toBe(false);
-    expect(sent.json).toEqual({ prompt: 'make it blue', image_urls: ['https://files.example/1.png', 'https://files.example/2.png'], image_size: '1K', aspect_ratio: 'auto', output_format: 'png', num_images: 1 });
+    expect(sent.json).toEqual({
+      prompt: 'make it blue',
+      image_urls: ['https://files.example/1.png', 'https://files.example/2.png'],
+      image_size: '1K',
+      aspect_ratio: 'auto',
+      output_format: 'png',
+      num_images: 1,
+    });
     await pollUntilSettled(b, job, ref);
     const out = await b.results(job, ref);
     expect(await hashOf(out.files[0]!.path)).toBe(await hashOf(kit.image));
@@ -74,7 +107,11 @@ describe('fal adapter against a fake fal queue', () => {
   });
 
   it('failures after acceptance: content policy → content, request_timeout → timeout, model error → generation', async () => {
-    for (const [marker, kind] of [['[policy]', 'content'], ['[timeout]', 'timeout'], ['[fail-later]', 'generation']] as const) {
+    for (const [marker, kind] of [
+      ['[policy]', 'content'],
+      ['[timeout]', 'timeout'],
+      ['[fail-later]', 'generation'],
+    ] as const) {
       const b = backend();
       const job = jobOf('x', 'video', { prompt: `${marker} go` });
       const ref = await b.submit(job);

@@ -35,17 +35,27 @@ describe.each(dialects())('provider routes end to end on %s', (dialect) => {
     replicate = await startReplicateFake('r8_e2e', (_model, base) => `${base}/media/video.mp4`);
     replicate.media('video.mp4', kit.video, 'video/mp4');
     const catalog = path.join(scratch, `catalog-${dialect}.json`);
-    writeFileSync(catalog, JSON.stringify({
-      models: {
-        'seedance-1.5-pro': { routes: [{ backend: 'byteplus', model: 'seedance-1-5-pro-251215', base_url: byteplus.url, key_env: 'E2E_ARK_KEY' }] },
-        'google/nano-banana': { routes: [{ backend: 'fal', model: 'fal-ai/nano-banana', base_url: fal.url, key_env: 'E2E_FAL_KEY' }, { backend: 'local' }] },
-        'wan-2.7': { routes: [{ backend: 'replicate', model: 'wan-video/wan-2.7', base_url: replicate.url, key_env: 'E2E_REPLICATE_TOKEN' }] },
-      },
-    }));
+    writeFileSync(
+      catalog,
+      JSON.stringify({
+        models: {
+          'seedance-1.5-pro': { routes: [{ backend: 'byteplus', model: 'seedance-1-5-pro-251215', base_url: byteplus.url, key_env: 'E2E_ARK_KEY' }] },
+          'google/nano-banana': { routes: [{ backend: 'fal', model: 'fal-ai/nano-banana', base_url: fal.url, key_env: 'E2E_FAL_KEY' }, { backend: 'local' }] },
+          'wan-2.7': { routes: [{ backend: 'replicate', model: 'wan-video/wan-2.7', base_url: replicate.url, key_env: 'E2E_REPLICATE_TOKEN' }] },
+        },
+      }),
+    );
     s = await startServer(dialect, {
-      ...FAST, GENGATE_CATALOG: catalog, ALLOW_PRIVATE_NETWORK: 'true', UPSTREAM_POLL_MS: '20', ENGINE_MAX_ATTEMPTS: '2',
-      E2E_ARK_KEY: 'ark-e2e', E2E_FAL_KEY: 'fal-e2e', E2E_REPLICATE_TOKEN: 'r8_e2e',
-      UPSTREAM_WEBHOOKS: 'true', PUBLIC_BASE_URL: 'http://gengate.test',
+      ...FAST,
+      GENGATE_CATALOG: catalog,
+      ALLOW_PRIVATE_NETWORK: 'true',
+      UPSTREAM_POLL_MS: '20',
+      ENGINE_MAX_ATTEMPTS: '2',
+      E2E_ARK_KEY: 'ark-e2e',
+      E2E_FAL_KEY: 'fal-e2e',
+      E2E_REPLICATE_TOKEN: 'r8_e2e',
+      UPSTREAM_WEBHOOKS: 'true',
+      PUBLIC_BASE_URL: 'http://gengate.test',
     });
     s.services.engine.start();
   });
@@ -111,24 +121,40 @@ describe('provider webhooks end tasks (sqlite)', () => {
   let replicate: Awaited<ReturnType<typeof startReplicateFake>>;
   const toServer = (url: string) => url.replace('http://gengate.test', s.url);
   beforeAll(async () => {
-    byteplus = await startBytePlusFake('ark-hook', { video: 'video.mp4', frame: 'frame.png', image: 'image.jpg' }, { finishAfterMs: 300, callbackAddress: toServer });
+    byteplus = await startBytePlusFake(
+      'ark-hook',
+      { video: 'video.mp4', frame: 'frame.png', image: 'image.jpg' },
+      { finishAfterMs: 300, callbackAddress: toServer },
+    );
     byteplus.media('video.mp4', kit.video, 'video/mp4');
-    fal = await startFalFake('fal-hook', (_model, base) => ({ images: [{ url: `${base}/media/image.jpg`, content_type: 'image/jpeg' }] }), { finishAfterMs: 300, webhookAddress: toServer });
+    fal = await startFalFake('fal-hook', (_model, base) => ({ images: [{ url: `${base}/media/image.jpg`, content_type: 'image/jpeg' }] }), {
+      finishAfterMs: 300,
+      webhookAddress: toServer,
+    });
     fal.media('image.jpg', kit.image, 'image/jpeg');
     replicate = await startReplicateFake('r8_hook', (_model, base) => `${base}/media/video.mp4`, { finishAfterMs: 300, webhookAddress: toServer });
     replicate.media('video.mp4', kit.video, 'video/mp4');
     const catalog = path.join(scratch, 'catalog-hook.json');
-    writeFileSync(catalog, JSON.stringify({
-      models: {
-        'seedance-1.5-pro': { routes: [{ backend: 'byteplus', model: 'seedance-1-5-pro-251215', base_url: byteplus.url, key_env: 'HOOK_ARK_KEY' }] },
-        'google/nano-banana': { routes: [{ backend: 'fal', model: 'fal-ai/nano-banana', base_url: fal.url, key_env: 'HOOK_FAL_KEY' }] },
-        'wan-2.7': { routes: [{ backend: 'replicate', model: 'wan-video/wan-2.7', base_url: replicate.url, key_env: 'HOOK_REPLICATE_TOKEN' }] },
-      },
-    }));
+    writeFileSync(
+      catalog,
+      JSON.stringify({
+        models: {
+          'seedance-1.5-pro': { routes: [{ backend: 'byteplus', model: 'seedance-1-5-pro-251215', base_url: byteplus.url, key_env: 'HOOK_ARK_KEY' }] },
+          'google/nano-banana': { routes: [{ backend: 'fal', model: 'fal-ai/nano-banana', base_url: fal.url, key_env: 'HOOK_FAL_KEY' }] },
+          'wan-2.7': { routes: [{ backend: 'replicate', model: 'wan-video/wan-2.7', base_url: replicate.url, key_env: 'HOOK_REPLICATE_TOKEN' }] },
+        },
+      }),
+    );
     s = await startServer('sqlite', {
-      ...FAST, GENGATE_CATALOG: catalog, ALLOW_PRIVATE_NETWORK: 'true', UPSTREAM_POLL_MS: '600000',
-      HOOK_ARK_KEY: 'ark-hook', HOOK_FAL_KEY: 'fal-hook', HOOK_REPLICATE_TOKEN: 'r8_hook',
-      UPSTREAM_WEBHOOKS: 'true', PUBLIC_BASE_URL: 'http://gengate.test',
+      ...FAST,
+      GENGATE_CATALOG: catalog,
+      ALLOW_PRIVATE_NETWORK: 'true',
+      UPSTREAM_POLL_MS: '600000',
+      HOOK_ARK_KEY: 'ark-hook',
+      HOOK_FAL_KEY: 'fal-hook',
+      HOOK_REPLICATE_TOKEN: 'r8_hook',
+      UPSTREAM_WEBHOOKS: 'true',
+      PUBLIC_BASE_URL: 'http://gengate.test',
     });
     s.services.engine.start();
   });
@@ -139,12 +165,27 @@ describe('provider webhooks end tasks (sqlite)', () => {
 
   const NOTIFY = /^http:\/\/gengate\.test\/upstream\/v1\/notify\/[A-Za-z0-9_-]+$/;
   const cases = [
-    { provider: 'BytePlus callback_url', model: 'seedance-1.5-pro', input: { prompt: 'a quiet harbour', duration: 4, resolution: '480p' },
-      fake: () => byteplus, given: () => (byteplus.calls.find((c) => c.method === 'POST')!.json as Record<string, unknown>).callback_url },
-    { provider: 'fal fal_webhook', model: 'google/nano-banana', input: { prompt: 'a quiet harbour' },
-      fake: () => fal, given: () => fal.calls.find((c) => c.method === 'POST')!.query.get('fal_webhook') },
-    { provider: 'Replicate webhook', model: 'wan-2.7', input: { prompt: 'a quiet harbour', duration: 5, resolution: '480p' },
-      fake: () => replicate, given: () => (replicate.calls.find((c) => c.method === 'POST')!.json as Record<string, unknown>).webhook },
+    {
+      provider: 'BytePlus callback_url',
+      model: 'seedance-1.5-pro',
+      input: { prompt: 'a quiet harbour', duration: 4, resolution: '480p' },
+      fake: () => byteplus,
+      given: () => (byteplus.calls.find((c) => c.method === 'POST')!.json as Record<string, unknown>).callback_url,
+    },
+    {
+      provider: 'fal fal_webhook',
+      model: 'google/nano-banana',
+      input: { prompt: 'a quiet harbour' },
+      fake: () => fal,
+      given: () => fal.calls.find((c) => c.method === 'POST')!.query.get('fal_webhook'),
+    },
+    {
+      provider: 'Replicate webhook',
+      model: 'wan-2.7',
+      input: { prompt: 'a quiet harbour', duration: 5, resolution: '480p' },
+      fake: () => replicate,
+      given: () => (replicate.calls.find((c) => c.method === 'POST')!.json as Record<string, unknown>).webhook,
+    },
   ];
 
   it.each(cases)('$provider: the completion notice wakes the task, which then reads the upstream and re-hosts the result', async (c) => {

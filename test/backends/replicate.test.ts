@@ -12,7 +12,11 @@ describe('Replicate adapter against a fake Replicate', () => {
   let fake: Awaited<ReturnType<typeof startReplicateFake>>;
   beforeAll(async () => {
     fake = await startReplicateFake(TOKEN, (model, base) =>
-      model.includes('seedance') ? `${base}/media/video.mp4` : model.includes('music') ? [`${base}/media/t1.mp3`, `${base}/media/t2.mp3`] : [`${base}/media/image.jpg`],
+      model.includes('seedance')
+        ? `${base}/media/video.mp4`
+        : model.includes('music')
+          ? [`${base}/media/t1.mp3`, `${base}/media/t2.mp3`]
+          : [`${base}/media/image.jpg`],
     );
     fake.media('video.mp4', kit.video, 'video/mp4');
     fake.media('image.jpg', kit.image, 'image/jpeg');
@@ -22,16 +26,37 @@ describe('Replicate adapter against a fake Replicate', () => {
   afterAll(() => fake.close());
 
   const backend = (model = 'bytedance/seedance-1-pro', token = TOKEN, map?: Record<string, unknown>) =>
-    createReplicateBackend({ name: 'replicate#1', baseUrl: fake.url, apiKey: token, upstreamModel: model, http: kit.http, tmpDir: kit.tmpDir, ...(map ? { map } : {}) });
+    createReplicateBackend({
+      name: 'replicate#1',
+      baseUrl: fake.url,
+      apiKey: token,
+      upstreamModel: model,
+      http: kit.http,
+      tmpDir: kit.tmpDir,
+      ...(map ? { map } : {}),
+    });
   const creates = () => fake.calls.filter((c) => c.method === 'POST' && c.path.endsWith('/predictions'));
 
   it('creates a prediction on the model with mapped input, webhook and deadline; follows it; downloads the video', async () => {
     const b = backend();
     expect(b.idempotentSubmit).toBe(false);
-    const job = jobOf('seedance-1.5-pro', 'video', {
-      prompt: 'a lantern drifting', first_frame_url: 'https://files.example/f.png', last_frame_url: 'https://files.example/l.png',
-      resolution: '720p', aspect_ratio: '9:16', duration: 6, camera_fixed: false, seed: 11, generate_audio: true, nsfw_check: true,
-    }, 'https://gengate.example/upstream/v1/notify/zzz');
+    const job = jobOf(
+      'seedance-1.5-pro',
+      'video',
+      {
+        prompt: 'a lantern drifting',
+        first_frame_url: 'https://files.example/f.png',
+        last_frame_url: 'https://files.example/l.png',
+        resolution: '720p',
+        aspect_ratio: '9:16',
+        duration: 6,
+        camera_fixed: false,
+        seed: 11,
+        generate_audio: true,
+        nsfw_check: true,
+      },
+      'https://gengate.example/upstream/v1/notify/zzz',
+    );
     const ref = await b.submit(job);
     const sent = creates().at(-1)!;
     expect(sent.path).toBe('/v1/models/bytedance/seedance-1-pro/predictions');
@@ -39,8 +64,15 @@ describe('Replicate adapter against a fake Replicate', () => {
     expect(sent.headers['cancel-after']).toBe('20m');
     expect(sent.json).toEqual({
       input: {
-        prompt: 'a lantern drifting', image: 'https://files.example/f.png', last_frame_image: 'https://files.example/l.png',
-        resolution: '720p', aspect_ratio: '9:16', duration: 6, camera_fixed: false, seed: 11, generate_audio: true,
+        prompt: 'a lantern drifting',
+        image: 'https://files.example/f.png',
+        last_frame_image: 'https://files.example/l.png',
+        resolution: '720p',
+        aspect_ratio: '9:16',
+        duration: 6,
+        camera_fixed: false,
+        seed: 11,
+        generate_audio: true,
       },
       webhook: 'https://gengate.example/upstream/v1/notify/zzz',
       webhook_events_filter: ['completed'],
@@ -54,11 +86,20 @@ describe('Replicate adapter against a fake Replicate', () => {
   it('a pinned version goes to /v1/predictions; image output lists are read; the map renames', async () => {
     const version = 'a'.repeat(64);
     const b = backend(`google/nano-banana:${version}`, TOKEN, { rename: { resolution: 'size' } });
-    const job = jobOf('nano-banana-2', 'image', { prompt: 'a cat', image_input: ['https://files.example/c.png'], resolution: '2K', aspect_ratio: '1:1', output_format: 'jpeg' });
+    const job = jobOf('nano-banana-2', 'image', {
+      prompt: 'a cat',
+      image_input: ['https://files.example/c.png'],
+      resolution: '2K',
+      aspect_ratio: '1:1',
+      output_format: 'jpeg',
+    });
     const ref = await b.submit(job);
     const sent = creates().at(-1)!;
     expect(sent.path).toBe('/v1/predictions');
-    expect(sent.json).toEqual({ version, input: { prompt: 'a cat', image_input: ['https://files.example/c.png'], size: '2K', aspect_ratio: '1:1', output_format: 'jpeg' } });
+    expect(sent.json).toEqual({
+      version,
+      input: { prompt: 'a cat', image_input: ['https://files.example/c.png'], size: '2K', aspect_ratio: '1:1', output_format: 'jpeg' },
+    });
     expect(sent.json).not.toHaveProperty('webhook');
     await pollUntilSettled(b, job, ref);
     expect(await hashOf((await b.results(job, ref)).files[0]!.path)).toBe(await hashOf(kit.image));
@@ -86,7 +127,11 @@ describe('Replicate adapter against a fake Replicate', () => {
   });
 
   it('after acceptance: flagged → content, OOM → generation, aborted → timeout, files removed → generation', async () => {
-    for (const [marker, kind] of [['[policy]', 'content'], ['[fail-later]', 'generation'], ['[aborted]', 'timeout']] as const) {
+    for (const [marker, kind] of [
+      ['[policy]', 'content'],
+      ['[fail-later]', 'generation'],
+      ['[aborted]', 'timeout'],
+    ] as const) {
       const b = backend();
       const job = jobOf('x', 'video', { prompt: `${marker} go` });
       const ref = await b.submit(job);

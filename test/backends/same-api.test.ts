@@ -12,7 +12,12 @@ import { NetGuard } from '../../src/net/index.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { upload } from '../files/support.js';
 
-type Handler = (req: { method: string; path: string; headers: http.IncomingHttpHeaders; body: Buffer }) => { status: number; json?: unknown; raw?: Buffer; type?: string };
+type Handler = (req: { method: string; path: string; headers: http.IncomingHttpHeaders; body: Buffer }) => {
+  status: number;
+  json?: unknown;
+  raw?: Buffer;
+  type?: string;
+};
 
 /** The same-API adapter against a local server answering as SPEC.md documents, failure shapes included. */
 describe('same-API adapter', () => {
@@ -44,8 +49,14 @@ describe('same-API adapter', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
     backend = new SameApiBackend({
-      name: 'same-api:test#1', baseUrl: base, apiKey: 'secret-key', upstreamModel: 'nano-banana-2', http: new UpstreamHttp(guard), tmpDir: dir,
-      files: s.services.files, map: { rename: { aspect_ratio: 'size' }, omit: ['seed'] },
+      name: 'same-api:test#1',
+      baseUrl: base,
+      apiKey: 'secret-key',
+      upstreamModel: 'nano-banana-2',
+      http: new UpstreamHttp(guard),
+      tmpDir: dir,
+      files: s.services.files,
+      map: { rename: { aspect_ratio: 'size' }, omit: ['seed'] },
     });
   });
   afterAll(async () => {
@@ -55,7 +66,14 @@ describe('same-API adapter', () => {
     await s.close();
   });
 
-  const job = (input: Record<string, unknown>, extra: Partial<BackendJob> = {}): BackendJob => ({ taskId: 'tk_1', model: 'nano-banana-2', kind: 'image', input, media: {}, ...extra });
+  const job = (input: Record<string, unknown>, extra: Partial<BackendJob> = {}): BackendJob => ({
+    taskId: 'tk_1',
+    model: 'nano-banana-2',
+    kind: 'image',
+    input,
+    media: {},
+    ...extra,
+  });
   const env = (data: unknown) => ({ status: 200, json: { code: 200, msg: 'success', data } });
   const fail = (status: number, error: string, msg = 'no') => ({ status, json: { code: status, msg, data: null, error } });
 
@@ -98,7 +116,15 @@ describe('same-API adapter', () => {
 
   it('after a restart (uploads forgotten) a repeated submit to a GenGate upstream finds the task its key is bound to', async () => {
     const make = () =>
-      new SameApiBackend({ name: 'gg', baseUrl: s.url, apiKey: key, upstreamModel: 'nano-banana-2', http: new UpstreamHttp(guard), tmpDir: dir, files: s.services.files });
+      new SameApiBackend({
+        name: 'gg',
+        baseUrl: s.url,
+        apiKey: key,
+        upstreamModel: 'nano-banana-2',
+        http: new UpstreamHttp(guard),
+        tmpDir: dir,
+        files: s.services.files,
+      });
     const up = (await upload(s, key, png, 'ref.png')).body.data.url as string;
     const j = job({ prompt: 'a heron', image_input: [up] }, { taskId: 'tk_restart' });
     const first = await make().submit(j);
@@ -159,7 +185,12 @@ describe('same-API adapter', () => {
     const bytes = await readFile(png);
     handle = (c) => {
       if (c.path.startsWith('/out/')) return { status: 200, raw: bytes, type: 'image/png' };
-      return env({ taskId: 'v', state: 'success', resultJson: { videos: [{ url: `${base}/out/v.mp4` }], duration: 5.04, resultUrls: [`${base}/out/v.mp4`] }, lastFrameUrl: `${base}/out/f.png` });
+      return env({
+        taskId: 'v',
+        state: 'success',
+        resultJson: { videos: [{ url: `${base}/out/v.mp4` }], duration: 5.04, resultUrls: [`${base}/out/v.mp4`] },
+        lastFrameUrl: `${base}/out/f.png`,
+      });
     };
     const out = await backend.results(job({}, { kind: 'video' }), 'v');
     expect(out.durationSeconds).toBe(5.04);

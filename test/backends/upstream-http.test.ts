@@ -50,10 +50,11 @@ async function startServer(files: Map<string, Buffer>) {
   return {
     base,
     seen,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -75,7 +76,12 @@ describe('UpstreamHttp', () => {
   });
 
   async function thrown(p: Promise<unknown>): Promise<unknown> {
-    return p.then(() => { throw new Error('expected a failure'); }, (e: unknown) => e);
+    return p.then(
+      () => {
+        throw new Error('expected a failure');
+      },
+      (e: unknown) => e,
+    );
   }
 
   it('sends and reads JSON, with the caller’s headers', async () => {
@@ -110,7 +116,9 @@ describe('UpstreamHttp', () => {
     const refused = await thrown(up.create('POST', `http://127.0.0.1:${port}/x`, { body: {} }));
     expect(refused).toBeInstanceOf(NotAccepted);
     expect((refused as Error).message).toMatch(/connection refused/);
-    const hung = await thrown(up.create('POST', `${server.base}/hang?fal_webhook=https%3A%2F%2Fgg.example%2Fnotify%2Fsecret-token`, { body: {}, timeoutMs: 200 }));
+    const hung = await thrown(
+      up.create('POST', `${server.base}/hang?fal_webhook=https%3A%2F%2Fgg.example%2Fnotify%2Fsecret-token`, { body: {}, timeoutMs: 200 }),
+    );
     expect((hung as Error).message).not.toContain('secret-token');
     expect(hung).toBeInstanceOf(NotAccepted);
     expect((hung as Error).message).toMatch(/within 200 ms/);
@@ -128,7 +136,12 @@ describe('UpstreamHttp', () => {
     const file = tmp('photo.bin');
     const bytes = Buffer.from(Array.from({ length: 5000 }, (_, i) => i % 256));
     await writeFile(file, bytes);
-    await up.upload(`${server.base}/echo-upload`, file, { fields: { purpose: 'input' }, mime: 'image/png', filename: 'a.png', headers: { authorization: 'Bearer t' } });
+    await up.upload(`${server.base}/echo-upload`, file, {
+      fields: { purpose: 'input' },
+      mime: 'image/png',
+      filename: 'a.png',
+      headers: { authorization: 'Bearer t' },
+    });
     const got = server.seen.at(-1)!;
     expect(got.method).toBe('POST');
     expect(got.headers.authorization).toBe('Bearer t');

@@ -19,7 +19,9 @@ describe('route input maps', () => {
     expect(() => checkMap({ rename: { a: 1 } }, 'r')).toThrow(/map\.rename/);
     const guard = new NetGuard({ allowPrivate: true });
     const http = new UpstreamHttp(guard);
-    expect(() => createFalBackend({ name: 'fal#2', baseUrl: 'https://queue.fal.run', apiKey: 'k', upstreamModel: 'a/b', http, tmpDir: '/tmp', map: { sett: {} } })).toThrow(/fal#2: map\.sett/);
+    expect(() =>
+      createFalBackend({ name: 'fal#2', baseUrl: 'https://queue.fal.run', apiKey: 'k', upstreamModel: 'a/b', http, tmpDir: '/tmp', map: { sett: {} } }),
+    ).toThrow(/fal#2: map\.sett/);
     guard.close();
   });
 });

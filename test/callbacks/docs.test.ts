@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { FAST, create } from '../tasks/support.js';
+import { FAST, create, eventually } from '../tasks/support.js';
 import { startReceiver } from './receiver.js';
 
 /** The `receiver.mjs` block of docs/callbacks.md, written where it can import the project's packages. */
@@ -14,7 +14,7 @@ async function docsReceiver() {
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `receiver-${process.pid}.mjs`);
   writeFileSync(file, code!);
-  return import(file) as Promise<{ verifyStandard: Function; verifyLegacy: Function }>;
+  return import(file) as Promise<{ verifyStandard: (...args: unknown[]) => unknown; verifyLegacy: (...args: unknown[]) => unknown }>;
 }
 
 describe('docs/callbacks.md receiver code', () => {
@@ -36,8 +36,7 @@ describe('docs/callbacks.md receiver code', () => {
     const a = await s.account(1);
     const secret = await s.services.accounts.webhookSecret(a.id);
     const id = await create(s, a.key, 'nano-banana-2', { prompt: 'a cat' }, { callBackUrl: `${r.url}/hook` });
-    const end = Date.now() + 15_000;
-    while (r.received.length === 0 && Date.now() < end) await new Promise((ok) => setTimeout(ok, 25));
+    await eventually(() => r.received.length > 0, 15_000, 'a delivery');
     const [got] = r.received;
     expect(verifyStandard(secret, got!.headers, got!.body)).toMatchObject({ taskId: id, code: 200 });
     expect(verifyLegacy(secret, got!.headers, got!.body)).toMatchObject({ taskId: id });

@@ -35,10 +35,11 @@ export async function startReceiver(answer: (path: string, count: number) => num
     url,
     received,
     at: (path: string) => received.filter((r) => r.path === path),
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 

@@ -33,14 +33,24 @@ describe('draft final (draft_task_id)', () => {
     ['seed', 7],
     ['nsfw_check', true],
   ])('refuses %s with a draft_task_id', (field, value) => {
-    refuses(M, { draft_task_id: 'tsk_1', [field]: value }, new RegExp(`^input\\.${field} cannot be sent with input\\.draft_task_id for seedance-2\\.5: a draft final takes its prompt, media and settings from the draft and may change only output_format, watermark or return_last_frame \\(got `));
+    refuses(
+      M,
+      { draft_task_id: 'tsk_1', [field]: value },
+      new RegExp(
+        `^input\\.${field} cannot be sent with input\\.draft_task_id for seedance-2\\.5: a draft final takes its prompt, media and settings from the draft and may change only output_format, watermark or return_last_frame \\(got `,
+      ),
+    );
   });
   it('refuses an alias the same way, naming what was sent', () => {
     refuses(M, { draft_task_id: 'tsk_1', size: '1:1' }, /^input\.size cannot be sent with input\.draft_task_id/);
     refuses(M, { draft_task_id: 'tsk_1', tools: [{ type: 'web_search' }] }, /^input\.tools cannot be sent/);
   });
   it('draft and draft_task_id are mutually exclusive', () => {
-    refuses(M, { draft_task_id: 'tsk_1', draft: true }, 'input.draft and input.draft_task_id cannot be sent together for seedance-2.5: draft true makes a new draft, draft_task_id renders the final of a finished one (got draft true)');
+    refuses(
+      M,
+      { draft_task_id: 'tsk_1', draft: true },
+      'input.draft and input.draft_task_id cannot be sent together for seedance-2.5: draft true makes a new draft, draft_task_id renders the final of a finished one (got draft true)',
+    );
   });
   it('still checks the values it allows', () => {
     refuses(M, { draft_task_id: 'tsk_1', output_format: 'gif' }, /^input\.output_format must be one of "mp4", "mov"/);
@@ -53,7 +63,15 @@ describe('resolveDraftFinal (what the lifecycle calls with the draft it found)',
 
   it('renders the draft input at 1080p with the allowed changes, an automatic length fixed to the draft real length', () => {
     const merged = resolveDraftFinal(catalog, final, { taskId: 'tsk_d', model: M, input: draftInput, realSeconds: 11.5 });
-    expect(merged).toMatchObject({ prompt: P.prompt, draft: false, draft_task_id: 'tsk_d', resolution: '1080p', watermark: false, duration: 12, video_urls: videoList(1) });
+    expect(merged).toMatchObject({
+      prompt: P.prompt,
+      draft: false,
+      draft_task_id: 'tsk_d',
+      resolution: '1080p',
+      watermark: false,
+      duration: 12,
+      video_urls: videoList(1),
+    });
   });
   it('keeps an automatic length when the draft length is unknown', () => {
     expect(resolveDraftFinal(catalog, final, { taskId: 'tsk_d', model: M, input: draftInput }).duration).toBe('auto');

@@ -10,8 +10,14 @@ const P = { prompt: 'a dancer on a rooftop' };
 
 describe('media limits: photos', () => {
   it('fast takes JPG, PNG and WebP links and refuses other formats by name', () => {
-    expect(accepts(FAST, { ...P, image_urls: [photo(1, 'jpeg'), photo(2, 'png'), photo(3, 'webp'), 'https://cdn.example.com/noext'] }).image_urls).toHaveLength(4);
-    refuses(FAST, { ...P, image_urls: [photo(1, 'gif')] }, /^input\.image_urls\[0\] must be a public https link or an upload link to a JPG, PNG or WebP photo for seedance-2\.0-fast; GIF is not accepted here/);
+    expect(accepts(FAST, { ...P, image_urls: [photo(1, 'jpeg'), photo(2, 'png'), photo(3, 'webp'), 'https://cdn.example.com/noext'] }).image_urls).toHaveLength(
+      4,
+    );
+    refuses(
+      FAST,
+      { ...P, image_urls: [photo(1, 'gif')] },
+      /^input\.image_urls\[0\] must be a public https link or an upload link to a JPG, PNG or WebP photo for seedance-2\.0-fast; GIF is not accepted here/,
+    );
     refuses(FAST, { ...P, image_urls: [photo(1, 'bmp')] }, /BMP is not accepted here/);
   });
   it('2.5 also takes BMP, TIFF, GIF and HEIC as public links, and asset:// ids', () => {
@@ -47,8 +53,18 @@ describe('media limits: video and audio seconds', () => {
   it('fast: each clip 2 to 15 s, total at most 15 s', () => {
     const ok = validated(FAST, { ...P, video_urls: videoList(3) }, facts([5, 5, 5]));
     expect(ok.media?.sourceSeconds).toBe(15);
-    refuses(FAST, { ...P, video_urls: videoList(3) }, 'input.video_urls must add up to at most 15 s of video for seedance-2.0-fast; set input.auto_trim true to trim the longest clips, or input.trim_video_to (got 3 clips of 16 s in total)', facts([5, 5, 6]));
-    refuses(FAST, { ...P, video_urls: videoList(1) }, 'input.video_urls[0] must be a clip of 2 to 15 s for seedance-2.0-fast; set input.trim_video_to or input.trim_to_duration to keep only its start (got a clip of 16 s)', facts([16]));
+    refuses(
+      FAST,
+      { ...P, video_urls: videoList(3) },
+      'input.video_urls must add up to at most 15 s of video for seedance-2.0-fast; set input.auto_trim true to trim the longest clips, or input.trim_video_to (got 3 clips of 16 s in total)',
+      facts([5, 5, 6]),
+    );
+    refuses(
+      FAST,
+      { ...P, video_urls: videoList(1) },
+      'input.video_urls[0] must be a clip of 2 to 15 s for seedance-2.0-fast; set input.trim_video_to or input.trim_to_duration to keep only its start (got a clip of 16 s)',
+      facts([16]),
+    );
     refuses(FAST, { ...P, video_urls: videoList(1) }, /must be a clip of 2 to 15 s for seedance-2\.0-fast \(got a clip of 1 s\)$/, facts([1]));
   });
   it('fast: audio total at most 15 s; MP3 or WAV', () => {
@@ -56,7 +72,10 @@ describe('media limits: video and audio seconds', () => {
     expect(validated(FAST, input, facts([], [10, 5])).media?.clips.map((c) => c.keepSeconds)).toEqual([10, 5]);
     refuses(FAST, input, /^input\.audio_urls must add up to at most 15 s of audio/, facts([], [10, 6]));
     refuses(FAST, { ...input, audio_urls: [audio(0, 'ogg')] }, /^input\.audio_urls\[0\] must be .*MP3 or WAV audio file.*OGG is not accepted here/);
-    refuses(FAST, input, /^input\.audio_urls\[1\] must be .* \(got a FLAC file\)$/, { [audio(0)]: { kind: 'audio', format: 'MP3', seconds: 3 }, [audio(1)]: { kind: 'audio', format: 'FLAC', seconds: 3 } });
+    refuses(FAST, input, /^input\.audio_urls\[1\] must be .* \(got a FLAC file\)$/, {
+      [audio(0)]: { kind: 'audio', format: 'MP3', seconds: 3 },
+      [audio(1)]: { kind: 'audio', format: 'FLAC', seconds: 3 },
+    });
   });
   it('2.5: each clip 2 to 30 s, totals at most 30 s, audio alone allowed', () => {
     expect(validated(V25, { ...P, video_urls: videoList(2) }, facts([20, 10])).media?.sourceSeconds).toBe(30);
@@ -65,19 +84,33 @@ describe('media limits: video and audio seconds', () => {
     refuses(V25, { ...P, audio_urls: audioList(2) }, /at most 30 s of audio/, facts([], [20, 11]));
   });
   it('fast: audio alone is not allowed', () => {
-    refuses(FAST, { ...P, audio_urls: audioList(1) }, 'input.audio_urls needs at least one photo (input.image_urls or input.first_frame_url) or video (input.video_urls) with it for seedance-2.0-fast; audio alone is not supported (got audio only)');
+    refuses(
+      FAST,
+      { ...P, audio_urls: audioList(1) },
+      'input.audio_urls needs at least one photo (input.image_urls or input.first_frame_url) or video (input.video_urls) with it for seedance-2.0-fast; audio alone is not supported (got audio only)',
+    );
     expect(accepts(FAST, { ...P, audio_urls: audioList(1), first_frame_url: photo(1) }).audio_urls).toHaveLength(1);
   });
   it('a clip must be a known upload (facts) of the right kind', () => {
-    refuses(FAST, { ...P, video_urls: [video(9)] }, /^input\.video_urls\[0\] must be a link returned by POST \/api\/v1\/files\/upload for this account that has not expired/, facts([5]));
-    refuses(FAST, { ...P, video_urls: [video(0)] }, /^input\.video_urls\[0\] must be .*MP4 or MOV video .*\(got an audio file\)$/, { [video(0)]: { kind: 'audio', seconds: 5 } });
+    refuses(
+      FAST,
+      { ...P, video_urls: [video(9)] },
+      /^input\.video_urls\[0\] must be a link returned by POST \/api\/v1\/files\/upload for this account that has not expired/,
+      facts([5]),
+    );
+    refuses(FAST, { ...P, video_urls: [video(0)] }, /^input\.video_urls\[0\] must be .*MP4 or MOV video .*\(got an audio file\)$/, {
+      [video(0)]: { kind: 'audio', seconds: 5 },
+    });
   });
 });
 
 describe('trimming (DECISIONS §11 order)', () => {
   it('trim_video_to keeps the first N seconds of each clip, shorter clips unchanged', () => {
     const v = validated(FAST, { ...P, video_urls: videoList(2), trim_video_to: 6 }, facts([20, 4]));
-    expect(v.media?.clips.map((c) => [c.seconds, c.keepSeconds])).toEqual([[20, 6], [4, 4]]);
+    expect(v.media?.clips.map((c) => [c.seconds, c.keepSeconds])).toEqual([
+      [20, 6],
+      [4, 4],
+    ]);
     expect(v.media?.facts[video(0)]?.seconds).toBe(6);
   });
   it('trim_to_duration trims to duration; with edit or auto to the model limit', () => {
@@ -95,7 +128,9 @@ describe('trimming (DECISIONS §11 order)', () => {
     expect(w.media?.clips.map((c) => c.keepSeconds)).toEqual([15, 12, 3]);
     const x = validated(V25, { ...P, video_urls: videoList(3), auto_trim: true }, facts([25, 20, 3]));
     expect(x.media?.clips.map((c) => c.keepSeconds)).toEqual([13, 13, 3]);
-    expect(validated(FAST, { ...P, image_urls: [photo(1)], audio_urls: audioList(2), auto_trim: true }, facts([], [12, 9])).media?.clips.map((c) => c.keepSeconds)).toEqual([7, 7]);
+    expect(
+      validated(FAST, { ...P, image_urls: [photo(1)], audio_urls: audioList(2), auto_trim: true }, facts([], [12, 9])).media?.clips.map((c) => c.keepSeconds),
+    ).toEqual([7, 7]);
   });
   it('trimming is idempotent: checking the trimmed facts again changes nothing', () => {
     const input = { ...P, video_urls: videoList(3), auto_trim: true, trim_video_to: 9 };
@@ -107,17 +142,30 @@ describe('trimming (DECISIONS §11 order)', () => {
 
 describe('seedance-2.5 task types', () => {
   it('auto needs a prompt (or a first frame); media optional', () => {
-    refuses(V25, { video_mode: 'auto' }, /^input\.prompt is required for seedance-2\.5 unless input\.first_frame_url is given; it must be a text of up to 30000 characters \(got nothing\)$/);
+    refuses(
+      V25,
+      { video_mode: 'auto' },
+      /^input\.prompt is required for seedance-2\.5 unless input\.first_frame_url is given; it must be a text of up to 30000 characters \(got nothing\)$/,
+    );
     refuses(V25, { prompt: '   ' }, /^input\.prompt is required/);
     expect(accepts(V25, P).video_mode).toBe('auto');
   });
   it('reference needs photo, video or audio references', () => {
-    refuses(V25, { ...P, video_mode: 'reference' }, 'input.video_mode "reference" needs at least one reference in input.image_urls, input.video_urls or input.audio_urls for seedance-2.5 (got none)');
+    refuses(
+      V25,
+      { ...P, video_mode: 'reference' },
+      'input.video_mode "reference" needs at least one reference in input.image_urls, input.video_urls or input.audio_urls for seedance-2.5 (got none)',
+    );
     expect(accepts(V25, { ...P, video_mode: 'reference', audio_urls: audioList(1) }).video_mode).toBe('reference');
   });
   it('edit needs video_urls and a clip of at least 4 s', () => {
     refuses(V25, { ...P, video_mode: 'edit' }, 'input.video_mode "edit" needs at least one clip in input.video_urls for seedance-2.5 (got no video_urls)');
-    refuses(V25, { ...P, video_mode: 'edit', video_urls: videoList(1) }, 'input.video_urls[0] must be a clip of at least 4 s in video_mode "edit" for seedance-2.5 (got a clip of 3 s)', facts([3]));
+    refuses(
+      V25,
+      { ...P, video_mode: 'edit', video_urls: videoList(1) },
+      'input.video_urls[0] must be a clip of at least 4 s in video_mode "edit" for seedance-2.5 (got a clip of 3 s)',
+      facts([3]),
+    );
     refuses(V25, { ...P, video_mode: 'edit', video_urls: videoList(1), trim_video_to: 3 }, /\(got a clip of 3 s after trimming\)$/, facts([10]));
     expect(validated(V25, { ...P, video_mode: 'edit', video_urls: videoList(1) }, facts([4])).media?.sourceSeconds).toBe(4);
   });

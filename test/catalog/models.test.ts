@@ -6,9 +6,25 @@ import { accepts, catalog, photo, photos, refuses } from './support.js';
 /** The 19 models: ids and aliases, catalog consistency, and the schemas of the 15 models SPEC does not show. */
 
 const SPEC_IDS = [
-  'vendor/nano-banana', 'vendor/nano-banana-edit', 'nano-banana-2', 'nano-banana-pro', 'seedream-pro', 'seedream-flash',
-  'gpt-image-2.5-text-to-image', 'gpt-image-2.5-image-to-image', 'wan-3.0', 'higgsfield-genjutsu', 'wan-2.7', 'seedance-2.5',
-  'seedance-2.0', 'seedance-2.0-fast', 'seedance-2.0-mini', 'seedance-1.5-pro', 'grok-imagine-1.5', 'grok-imagine', 'suno-v6',
+  'vendor/nano-banana',
+  'vendor/nano-banana-edit',
+  'nano-banana-2',
+  'nano-banana-pro',
+  'seedream-pro',
+  'seedream-flash',
+  'gpt-image-2.5-text-to-image',
+  'gpt-image-2.5-image-to-image',
+  'wan-3.0',
+  'higgsfield-genjutsu',
+  'wan-2.7',
+  'seedance-2.5',
+  'seedance-2.0',
+  'seedance-2.0-fast',
+  'seedance-2.0-mini',
+  'seedance-1.5-pro',
+  'grok-imagine-1.5',
+  'grok-imagine',
+  'suno-v6',
 ];
 
 /** A minimal input every model accepts. */
@@ -50,7 +66,13 @@ describe('the catalog', () => {
     expect(normalisedSchema(model).safeParse(out).success).toBe(true);
   });
   it('refuses unknown and disabled models with their own kinds', () => {
-    refuses('seedance-3', {}, /^model must be one of google\/nano-banana, vendor\/nano-banana, .*suno-v6 \(got "seedance-3"\)$/, undefined, 'unsupported_model');
+    refuses(
+      'seedance-3',
+      {},
+      /^model must be one of google\/nano-banana, vendor\/nano-banana, .*suno-v6 \(got "seedance-3"\)$/,
+      undefined,
+      'unsupported_model',
+    );
     refuses(undefined as unknown as string, {}, /^model is required/, undefined, 'missing_field');
     refuses('suno-v6', undefined, /^input is required; an object of the input fields of suno-v6$/, undefined, 'missing_field');
     refuses('suno-v6', ['a'], /^input must be an object of the input fields of suno-v6 \(got \["a"\]\)$/);
@@ -60,14 +82,23 @@ describe('the catalog', () => {
 describe('image models (DECISIONS §11 schemas)', () => {
   it('google/nano-banana: prompt, aspect ratio, format; no photos', () => {
     expect(accepts('google/nano-banana', { prompt: 'x', size: '16:9', output_format: 'JPEG' })).toMatchObject({ aspect_ratio: '16:9', output_format: 'jpeg' });
-    refuses('google/nano-banana', { prompt: 'x', image_input: [photo(1)] }, /^input\.image_input is not an input field of google\/nano-banana \(this model takes no photos\)/);
+    refuses(
+      'google/nano-banana',
+      { prompt: 'x', image_input: [photo(1)] },
+      /^input\.image_input is not an input field of google\/nano-banana \(this model takes no photos\)/,
+    );
     refuses('google/nano-banana', {}, /^input\.prompt is required for google\/nano-banana; it must be a text of up to 5000 characters \(got nothing\)$/);
   });
   it('google/nano-banana-edit: 1 to 10 photos required', () => {
     expect(accepts('vendor/nano-banana-edit', { prompt: 'make it night', image_input: photos(10) }).image_input).toHaveLength(10);
     refuses('google/nano-banana-edit', { prompt: 'x' }, /^input\.image_input is required for google\/nano-banana-edit; it must be a list of 1 to 10 links/);
-    refuses('google/nano-banana-edit', { prompt: 'x', image_input: [] }, 'input.image_input must be a list of 1 to 10 links for google/nano-banana-edit (got 0 links)');
-    refuses('google/nano-banana-edit', { prompt: 'x', image_urls: [photo(1)] }, /\(photos go in input\.image_input\)/);
+    refuses(
+      'google/nano-banana-edit',
+      { prompt: 'x', image_input: [] },
+      'input.image_input must be a list of 1 to 10 links for google/nano-banana-edit (got 0 links)',
+    );
+    // Under its kie.ai id (the same as the GenGate id) image_urls is image_input (DECISIONS §18); under the vendor alias it is not.
+    refuses('vendor/nano-banana-edit', { prompt: 'x', image_urls: [photo(1)] }, /\(photos go in input\.image_input\)/);
   });
   it.each(['nano-banana-2', 'nano-banana-pro'])('%s: resolution 1K (default), 2K, 4K; up to 14 photos', (id) => {
     expect(accepts(id, { prompt: 'x' }).resolution).toBe('1K');
@@ -84,7 +115,11 @@ describe('image models (DECISIONS §11 schemas)', () => {
   it('gpt-image-2.5: quality auto (default), low, medium, high; no seed; edit needs 1 to 16 photos', () => {
     expect(accepts('gpt-image-2.5-text-to-image', { prompt: 'x' })).toMatchObject({ quality: 'auto', aspect_ratio: '1:1' });
     expect(accepts('gpt-image-2.5-image-to-image', { prompt: 'x', image_input: photos(16), quality: 'HIGH' }).quality).toBe('high');
-    refuses('gpt-image-2.5-text-to-image', { prompt: 'x', quality: 'ultra' }, 'input.quality must be one of "auto", "low", "medium", "high" for gpt-image-2.5-text-to-image (got "ultra")');
+    refuses(
+      'gpt-image-2.5-text-to-image',
+      { prompt: 'x', quality: 'ultra' },
+      'input.quality must be one of "auto", "low", "medium", "high" for gpt-image-2.5-text-to-image (got "ultra")',
+    );
     refuses('gpt-image-2.5-text-to-image', { prompt: 'x', seed: 1 }, /^input\.seed is not an input field/);
     refuses('gpt-image-2.5-image-to-image', { prompt: 'x', image_input: photos(17) }, /1 to 16 links/);
   });
@@ -92,7 +127,10 @@ describe('image models (DECISIONS §11 schemas)', () => {
 
 describe('other video models (DECISIONS §11 schemas)', () => {
   it('wan-3.0: 5, 10 or 15 s; up to 1080p; negative prompt', () => {
-    expect(accepts('wan-3.0', { prompt: 'x', duration: '15', resolution: '1080p', negative_prompt: 'blur' })).toMatchObject({ duration: 15, generate_audio: true });
+    expect(accepts('wan-3.0', { prompt: 'x', duration: '15', resolution: '1080p', negative_prompt: 'blur' })).toMatchObject({
+      duration: 15,
+      generate_audio: true,
+    });
     refuses('wan-3.0', { prompt: 'x', duration: 7 }, 'input.duration must be one of 5, 10, 15 for wan-3.0 (got 7)');
     refuses('wan-3.0', { prompt: 'x', negative_prompt: 'n'.repeat(501) }, /up to 500 characters/);
   });
@@ -114,7 +152,11 @@ describe('other video models (DECISIONS §11 schemas)', () => {
   it('seedance-2.0 takes 1080p and client video; 2.0-mini takes photos only', () => {
     expect(accepts('seedance-2.0', { prompt: 'x', resolution: '1080p' }).resolution).toBe('1080p');
     expect(accepts('seedance-2.0-mini', { prompt: 'x', image_urls: photos(9) }).image_urls).toHaveLength(9);
-    refuses('seedance-2.0-mini', { prompt: 'x', video_urls: [] }, /^input\.video_urls is not an input field of seedance-2\.0-mini \(this model takes photos only\)/);
+    refuses(
+      'seedance-2.0-mini',
+      { prompt: 'x', video_urls: [] },
+      /^input\.video_urls is not an input field of seedance-2\.0-mini \(this model takes photos only\)/,
+    );
     refuses('seedance-2.0-mini', { prompt: 'x', resolution: '1080p' }, /one of "480p", "720p"/);
   });
 });

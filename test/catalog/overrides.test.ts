@@ -51,8 +51,14 @@ describe('catalog overrides', () => {
   it.each([
     [{ model: {} }, 'catalog overrides: model: unknown key; the file has one key, "models"'],
     [{ models: { 'seedance-9': {} } }, /^catalog overrides: models\."seedance-9": unknown model; known: google\/nano-banana, /],
-    [{ models: { 'seedance-2.5': { prize: 1 } } }, 'catalog overrides: models."seedance-2.5".prize: unknown field; fields: enabled, aliases, price, price_with_client_video, routes'],
-    [{ models: { 'seedance-2.5': { price: { '1440p': '1' } } } }, 'catalog overrides: models."seedance-2.5".price.1440p: unknown resolution tier; tiers: 480p, 720p, 1080p'],
+    [
+      { models: { 'seedance-2.5': { prize: 1 } } },
+      'catalog overrides: models."seedance-2.5".prize: unknown field; fields: enabled, aliases, price, price_with_client_video, routes',
+    ],
+    [
+      { models: { 'seedance-2.5': { price: { '1440p': '1' } } } },
+      'catalog overrides: models."seedance-2.5".price.1440p: unknown resolution tier; tiers: 480p, 720p, 1080p',
+    ],
     [{ models: { 'seedance-2.5': { price: '0.2' } } }, /price: must be an object of resolution tiers \(480p, 720p, 1080p\) to USD amounts$/],
     [{ models: { 'seedream-pro': { price: { '1K': '0.1' } } } }, /seedream-pro"\.price: this model has one flat price; give a USD amount such as "0\.025"$/],
     [{ models: { 'suno-v6': { price: '-1' } } }, 'catalog overrides: models."suno-v6".price: must be a USD amount such as "0.125" (got "-1")'],
@@ -60,7 +66,10 @@ describe('catalog overrides', () => {
     [{ models: { 'suno-v6': { enabled: 'no' } } }, 'catalog overrides: models."suno-v6".enabled: must be true or false (got "no")'],
     [{ models: { 'suno-v6': { aliases: ['has space'] } } }, /aliases\[0\]: must be a name of letters/],
     [{ models: { 'suno-v6': { aliases: ['seedance-2.5'] } } }, 'catalog overrides: the name "seedance-2.5" is used by both seedance-2.5 and suno-v6'],
-    [{ models: { 'suno-v6': { routes: [{ backend: 'midjourney' }] } } }, 'catalog overrides: models."suno-v6".routes[0].backend: must be one of local, same-api, byteplus, fal, replicate (got "midjourney")'],
+    [
+      { models: { 'suno-v6': { routes: [{ backend: 'midjourney' }] } } },
+      'catalog overrides: models."suno-v6".routes[0].backend: must be one of local, same-api, byteplus, fal, replicate (got "midjourney")',
+    ],
     [{ models: { 'google/nano-banana': {}, 'vendor/nano-banana': {} } }, /google\/nano-banana is edited twice/],
   ])('refuses %j with a message naming the field', (overrides, message) => {
     expect(() => buildCatalog(overrides)).toThrow(ConfigError);
@@ -71,7 +80,9 @@ describe('catalog overrides', () => {
     const good = file(JSON.stringify({ models: { 'wan-2.7': { enabled: false } } }));
     expect(loadCatalog({ GENGATE_CATALOG: good }).find('wan-2.7')?.enabled).toBe(false);
     const bad = file('{"models": {"wan-2.7": {"price": {"4k": "1"}}}}');
-    expect(() => loadCatalog({ GENGATE_CATALOG: bad })).toThrow(`GENGATE_CATALOG ${bad}: models."wan-2.7".price.4k: unknown resolution tier; tiers: 480p, 720p, 1080p`);
+    expect(() => loadCatalog({ GENGATE_CATALOG: bad })).toThrow(
+      `GENGATE_CATALOG ${bad}: models."wan-2.7".price.4k: unknown resolution tier; tiers: 480p, 720p, 1080p`,
+    );
     const broken = file('{"models": ');
     expect(() => loadCatalog({ GENGATE_CATALOG: broken })).toThrow(new RegExp(`^GENGATE_CATALOG: ${broken} is not valid JSON`));
     expect(() => loadCatalog({ GENGATE_CATALOG: '/nonexistent/catalog.json' })).toThrow(/^GENGATE_CATALOG: cannot read \/nonexistent\/catalog\.json/);

@@ -14,11 +14,49 @@ import { BASE, catalog, video } from './support.js';
 const names = modelNames(catalog);
 const fieldNames = [...new Set(catalog.models.flatMap((m) => [...m.fields.keys()]))];
 const interesting = fc.constantFrom<unknown>(
-  '5', 5, 15, 30, 'auto', -1, '-1', '', ' ', null, true, false, 'true', 'FALSE', 0.05, 0.33, '0.35', 1e21, -0,
-  '480p', '720p', '1080p', '1K', '4K', '16:9', 'adaptive', 'edit', 'reference', 'extend', 'v5', 'high', 'mov',
-  'https://img.example.com/a.jpg', 'asset://x1', `${BASE}/files/v0/clip.mp4`, [`${BASE}/files/v0/clip.mp4`],
-  ['https://img.example.com/a.png', 'https://img.example.com/b.gif'], [{ type: 'web_search' }], [{ type: 'x' }], [],
-  'x'.repeat(3001), '🎵'.repeat(10), { nested: [1, 2] },
+  '5',
+  5,
+  15,
+  30,
+  'auto',
+  -1,
+  '-1',
+  '',
+  ' ',
+  null,
+  true,
+  false,
+  'true',
+  'FALSE',
+  0.05,
+  0.33,
+  '0.35',
+  1e21,
+  -0,
+  '480p',
+  '720p',
+  '1080p',
+  '1K',
+  '4K',
+  '16:9',
+  'adaptive',
+  'edit',
+  'reference',
+  'extend',
+  'v5',
+  'high',
+  'mov',
+  'https://img.example.com/a.jpg',
+  'asset://x1',
+  `${BASE}/files/v0/clip.mp4`,
+  [`${BASE}/files/v0/clip.mp4`],
+  ['https://img.example.com/a.png', 'https://img.example.com/b.gif'],
+  [{ type: 'web_search' }],
+  [{ type: 'x' }],
+  [],
+  'x'.repeat(3001),
+  '🎵'.repeat(10),
+  { nested: [1, 2] },
 );
 const value = fc.oneof(interesting, fc.jsonValue({ maxDepth: 2 }), fc.array(fc.oneof(fc.webUrl(), fc.string()), { maxLength: 12 }));
 const key = fc.oneof(
@@ -26,10 +64,7 @@ const key = fc.oneof(
   { weight: 2, arbitrary: fc.constantFrom('size', 'tools', 'omni_reference_task_type', 'image_input', 'model', '__proto__', 'constructor') },
   { weight: 1, arbitrary: fc.string({ maxLength: 12 }) },
 );
-const input = fc.oneof(
-  { weight: 8, arbitrary: fc.dictionary(key, value, { maxKeys: 8 }) },
-  { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }) },
-);
+const input = fc.oneof({ weight: 8, arbitrary: fc.dictionary(key, value, { maxKeys: 8 }) }, { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }) });
 const model = fc.oneof({ weight: 9, arbitrary: fc.constantFrom(...names) }, { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 1 }) });
 const media = fc.option(fc.constant<MediaFacts>({ [video(0)]: { kind: 'video', format: 'MP4', seconds: 7 } }), { nil: undefined });
 
@@ -73,6 +108,9 @@ describe('validation never throws anything but a precise AppError', () => {
         media,
       ),
     );
-    fc.assert(fc.property(perModel, ([m, i, f]) => check(m, i, f)), { numRuns: 4000 });
+    fc.assert(
+      fc.property(perModel, ([m, i, f]) => check(m, i, f)),
+      { numRuns: 4000 },
+    );
   });
 });

@@ -14,14 +14,26 @@ describe('catalog routes', () => {
   it('reads upstream routes in order with their fields', () => {
     const c = buildCatalog(
       routes([
-        { backend: 'fal', model: 'fal-ai/seedance', key_env: 'FAL_KEY', concurrency: 3, map: { rename: { duration: 'seconds' }, set: { sync: true }, omit: ['seed'] } },
+        {
+          backend: 'fal',
+          model: 'fal-ai/seedance',
+          key_env: 'FAL_KEY',
+          concurrency: 3,
+          map: { rename: { duration: 'seconds' }, set: { sync: true }, omit: ['seed'] },
+        },
         { backend: 'same-api', base_url: 'https://up.example.com/', key_env: 'UPSTREAM_KEY', name: 'backup' },
         { backend: 'local' },
       ]),
     );
     const m = c.find('seedance-2.0')!;
     expect(m.routes).toEqual([
-      { backend: 'fal', model: 'fal-ai/seedance', keyEnv: 'FAL_KEY', concurrency: 3, map: { rename: { duration: 'seconds' }, set: { sync: true }, omit: ['seed'] } },
+      {
+        backend: 'fal',
+        model: 'fal-ai/seedance',
+        keyEnv: 'FAL_KEY',
+        concurrency: 3,
+        map: { rename: { duration: 'seconds' }, set: { sync: true }, omit: ['seed'] },
+      },
       { backend: 'same-api', baseUrl: 'https://up.example.com', keyEnv: 'UPSTREAM_KEY', name: 'backup' },
       { backend: 'local' },
     ]);
@@ -32,21 +44,45 @@ describe('catalog routes', () => {
     [[], `${at}: must be a non-empty list like`],
     [[{ backend: 'local', model: 'x' }], `${at}[0].model: unknown field; a local route has only "backend"`],
     [[{ backend: 'fal', key_env: 'FAL_KEY' }], `${at}[0].model: is required for a fal route: the fal model id`],
-    [[{ backend: 'fal', model: 'm', key_env: 'FAL_KEY', api_key: 'secret' }], `${at}[0].api_key: unknown field; a fal route has backend, name, model, base_url, key_env, map, concurrency`],
+    [
+      [{ backend: 'fal', model: 'm', key_env: 'FAL_KEY', api_key: 'secret' }],
+      `${at}[0].api_key: unknown field; a fal route has backend, name, model, base_url, key_env, map, concurrency`,
+    ],
     [[{ backend: 'fal', model: 'm' }], `${at}[0].key_env: must name the setting holding the credential`],
     [[{ backend: 'fal', model: 'm', key_env: 'fal-key-123' }], `(got "fal-key-123"); the catalog file never holds the credential itself`],
     [[{ backend: 'fal', model: 'm', key_env: 'PATH' }], `${at}[0].key_env: must name the setting`],
     [[{ backend: 'same-api', key_env: 'UP_KEY' }], `${at}[0].base_url: is required for a same-api route`],
-    [[{ backend: 'same-api', key_env: 'UP_KEY', base_url: 'ftp://x' }], `${at}[0].base_url: must be an http:// or https:// URL without user:password (got "ftp://x")`],
-    [[{ backend: 'same-api', key_env: 'UP_KEY', base_url: 'https://u:p@x.example' }], `${at}[0].base_url: must be an http:// or https:// URL without user:password`],
+    [
+      [{ backend: 'same-api', key_env: 'UP_KEY', base_url: 'ftp://x' }],
+      `${at}[0].base_url: must be an http:// or https:// URL without user:password (got "ftp://x")`,
+    ],
+    [
+      [{ backend: 'same-api', key_env: 'UP_KEY', base_url: 'https://u:p@x.example' }],
+      `${at}[0].base_url: must be an http:// or https:// URL without user:password`,
+    ],
     [[{ backend: 'fal', model: 'm', key_env: 'FAL_KEY', concurrency: 0 }], `${at}[0].concurrency: must be a whole number from 1 to 100000 (got 0)`],
     [[{ backend: 'fal', model: 'm', key_env: 'FAL_KEY', concurrency: 2.5 }], `${at}[0].concurrency: must be a whole number from 1 to 100000 (got 2.5)`],
     [[{ backend: 'fal', model: 'm', key_env: 'FAL_KEY', map: ['x'] }], `${at}[0].map: must be an object with "rename", "set" and/or "omit" (got ["x"])`],
-    [[{ backend: 'fal', model: 'm', key_env: 'FAL_KEY', map: { duration: 'seconds' } }], `${at}[0].map.duration: unknown field; a map has "rename", "set" and "omit"`],
-    [[{ backend: 'fal', model: 'm', key_env: 'FAL_KEY', map: { rename: { duration: 5 } } }], `${at}[0].map.rename: must be an object of field names to new field names, e.g. {"duration": "seconds"} (got {"duration":5})`],
+    [
+      [{ backend: 'fal', model: 'm', key_env: 'FAL_KEY', map: { duration: 'seconds' } }],
+      `${at}[0].map.duration: unknown field; a map has "rename", "set" and "omit"`,
+    ],
+    [
+      [{ backend: 'fal', model: 'm', key_env: 'FAL_KEY', map: { rename: { duration: 5 } } }],
+      `${at}[0].map.rename: must be an object of field names to new field names, e.g. {"duration": "seconds"} (got {"duration":5})`,
+    ],
     [[{ backend: 'fal', model: 'm', key_env: 'FAL_KEY', map: { omit: 'seed' } }], `${at}[0].map.omit: must be a list of field names (got "seed")`],
-    [[{ backend: 'fal', model: 'm', key_env: 'FAL_KEY', name: 'local' }], `${at}[0].name: must be a name of letters, digits and . _ : # / - other than "local" (got "local")`],
-    [[{ backend: 'fal', model: 'm', key_env: 'FAL_KEY', name: 'x' }, { backend: 'fal', model: 'n', key_env: 'FAL_KEY', name: 'x' }], `${at}[1].name: route name "x" is already used by models."seedance-2.0".routes[0]`],
+    [
+      [{ backend: 'fal', model: 'm', key_env: 'FAL_KEY', name: 'local' }],
+      `${at}[0].name: must be a name of letters, digits and . _ : # / - other than "local" (got "local")`,
+    ],
+    [
+      [
+        { backend: 'fal', model: 'm', key_env: 'FAL_KEY', name: 'x' },
+        { backend: 'fal', model: 'n', key_env: 'FAL_KEY', name: 'x' },
+      ],
+      `${at}[1].name: route name "x" is already used by models."seedance-2.0".routes[0]`,
+    ],
   ])('refuses %j naming the field', (list, message) => {
     expect(() => buildCatalog(routes(list))).toThrow(ConfigError);
     expect(() => buildCatalog(routes(list))).toThrow(message);

@@ -36,7 +36,11 @@ describe('seedance table: first_frame_url and last_frame_url', () => {
     expect(accepts(m, { ...P, first_frame_url: photo(1), last_frame_url: photo(2, 'png') }).last_frame_url).toBe(photo(2, 'png'));
   });
   it.each([FAST, V25, PRO])('%s refuses a frame that is not an https or upload link', (m) => {
-    refuses(m, { ...P, first_frame_url: 'http://img.example.com/a.jpg' }, /^input\.first_frame_url must be a public https link or an upload link to a JPG, PNG or WebP photo/);
+    refuses(
+      m,
+      { ...P, first_frame_url: 'http://img.example.com/a.jpg' },
+      /^input\.first_frame_url must be a public https link or an upload link to a JPG, PNG or WebP photo/,
+    );
     refuses(m, { ...P, first_frame_url: 'not a link' }, /\(got "not a link"\)$/);
   });
   it.each([FAST, V25, PRO])('%s refuses a last frame without a first frame', (m) => {
@@ -83,8 +87,16 @@ describe('seedance table: video_urls and audio_urls', () => {
     notAField(PRO, { audio_urls: audioList(1) }, 'audio_urls');
   });
   it('video and audio links must be upload links of this service', () => {
-    refuses(FAST, { ...P, video_urls: ['https://cdn.example.com/v.mp4'] }, /^input\.video_urls\[0\] must be a link returned by POST \/api\/v1\/files\/upload to an MP4 or MOV video/);
-    refuses(FAST, { ...P, image_urls: [photo(1)], audio_urls: [video(0)] }, /^input\.audio_urls\[0\] must be .* MP3 or WAV audio file.*this link names a MP4 video/);
+    refuses(
+      FAST,
+      { ...P, video_urls: ['https://cdn.example.com/v.mp4'] },
+      /^input\.video_urls\[0\] must be a link returned by POST \/api\/v1\/files\/upload to an MP4 or MOV video/,
+    );
+    refuses(
+      FAST,
+      { ...P, image_urls: [photo(1)], audio_urls: [video(0)] },
+      /^input\.audio_urls\[0\] must be .* MP3 or WAV audio file.*this link names a MP4 video/,
+    );
   });
 });
 
@@ -134,11 +146,19 @@ describe('seedance table: aspect_ratio (and its alias size)', () => {
   });
   it('1.5-pro has the list without adaptive', () => {
     expect(accepts(PRO, { ...P, aspect_ratio: '21:9' }).aspect_ratio).toBe('21:9');
-    refuses(PRO, { ...P, aspect_ratio: 'adaptive' }, `input.aspect_ratio must be one of "16:9", "9:16", "1:1", "4:3", "3:4", "21:9" for ${PRO} (got "adaptive")`);
+    refuses(
+      PRO,
+      { ...P, aspect_ratio: 'adaptive' },
+      `input.aspect_ratio must be one of "16:9", "9:16", "1:1", "4:3", "3:4", "21:9" for ${PRO} (got "adaptive")`,
+    );
   });
   it('size and aspect_ratio together must agree', () => {
     expect(accepts(FAST, { ...P, size: '1:1', aspect_ratio: '1:1' }).aspect_ratio).toBe('1:1');
-    refuses(FAST, { ...P, aspect_ratio: '1:1', size: '9:16' }, /^input\.aspect_ratio and input\.size mean the same for seedance-2\.0-fast but differ; send one of them \(got "1:1" and "9:16"\)$/);
+    refuses(
+      FAST,
+      { ...P, aspect_ratio: '1:1', size: '9:16' },
+      /^input\.aspect_ratio and input\.size mean the same for seedance-2\.0-fast but differ; send one of them \(got "1:1" and "9:16"\)$/,
+    );
   });
 });
 

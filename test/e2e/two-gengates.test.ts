@@ -10,7 +10,7 @@ import { buildServices } from '../../src/services.js';
 import { spawnServe, stop } from '../helpers/cli.js';
 import { createTestDb, dialects, type TestDb } from '../helpers/db.js';
 import { makeClip, useTmpDir } from '../media/helpers.js';
-import { expectLedgerInvariant } from '../tasks/support.js';
+import { eventually, expectLedgerInvariant } from '../tasks/support.js';
 
 /** A free loopback port: each GenGate must know its own address (PUBLIC_BASE_URL) before it starts. */
 async function freePort(): Promise<number> {
@@ -41,13 +41,16 @@ async function call(url: string, key: string, method: string, p: string, body?: 
 }
 
 async function settle(url: string, key: string, taskId: string, limitMs = 60_000): Promise<any> {
-  const end = Date.now() + limitMs;
-  for (;;) {
-    const t = (await call(url, key, 'GET', `/api/v1/jobs/recordInfo?taskId=${taskId}`)).body.data;
-    if (t.state === 'success' || t.state === 'fail') return t;
-    if (Date.now() > end) throw new Error(`task ${taskId} still ${t.state} after ${limitMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  let state = 'unknown';
+  return eventually(
+    async () => {
+      const t = (await call(url, key, 'GET', `/api/v1/jobs/recordInfo?taskId=${taskId}`)).body.data;
+      state = t.state;
+      return t.state === 'success' || t.state === 'fail' ? t : null;
+    },
+    limitMs,
+    () => `task ${taskId} to be final; it is still ${state}`,
+  );
 }
 
 const balance = async (url: string, key: string) => (await call(url, key, 'GET', '/api/v1/user/balance')).body.data.balance as string;
@@ -81,8 +84,16 @@ describe.each(dialects())('one GenGate routed to another over %s', (dialect) => 
     const portB = await freePort();
     urlB = `http://127.0.0.1:${portB}`;
     const envB = {
-      DATA_DIR: dbB.dir, DATABASE_URL: dbB.url, PORT: String(portB), PUBLIC_BASE_URL: urlB, FIRST_RUN_ACCOUNT: 'false',
-      ALLOW_PRIVATE_NETWORK: 'true', ENGINE_POLL_MS: '50', LOCAL_QUEUE_MS: '200', LOCAL_GENERATE_MS: '300', CALLBACK_RETRY_DELAYS_MS: '200,500',
+      DATA_DIR: dbB.dir,
+      DATABASE_URL: dbB.url,
+      PORT: String(portB),
+      PUBLIC_BASE_URL: urlB,
+      FIRST_RUN_ACCOUNT: 'false',
+      ALLOW_PRIVATE_NETWORK: 'true',
+      ENGINE_POLL_MS: '50',
+      LOCAL_QUEUE_MS: '200',
+      LOCAL_GENERATE_MS: '300',
+      CALLBACK_RETRY_DELAYS_MS: '200,500',
     };
     keyB = await account(envB, 10);
     const b = await spawnServe(envB);
@@ -91,8 +102,13 @@ describe.each(dialects())('one GenGate routed to another over %s', (dialect) => 
     const route = [{ backend: 'same-api', base_url: urlB, key_env: 'B_GENGATE_KEY' }];
     writeFileSync(catalog, JSON.stringify({ models: { 'nano-banana-2': { routes: route }, 'seedance-2.0': { routes: route } } }));
     envA = {
-      DATA_DIR: dbA.dir, DATABASE_URL: dbA.url, FIRST_RUN_ACCOUNT: 'false', GENGATE_CATALOG: catalog, B_GENGATE_KEY: keyB,
-      ALLOW_PRIVATE_NETWORK: 'true', ENGINE_POLL_MS: '50',
+      DATA_DIR: dbA.dir,
+      DATABASE_URL: dbA.url,
+      FIRST_RUN_ACCOUNT: 'false',
+      GENGATE_CATALOG: catalog,
+      B_GENGATE_KEY: keyB,
+      ALLOW_PRIVATE_NETWORK: 'true',
+      ENGINE_POLL_MS: '50',
     };
     keyA = await account(envA, 10);
   }, 60_000);
@@ -112,7 +128,9 @@ describe.each(dialects())('one GenGate routed to another over %s', (dialect) => 
     const image = (await call(a.url, keyA, 'POST', '/api/v1/jobs/createTask', { model: 'nano-banana-2', input: { prompt: 'a lighthouse' } })).body.data.taskId;
     const form = new FormData();
     form.append('file', await openAsBlob(await makeClip(tmp('clip.mp4'), { seconds: 4 })), 'clip.mp4');
-    const up = (await (await fetch(`${a.url}/api/v1/files/upload`, { method: 'POST', body: form, headers: { authorization: `Bearer ${keyA}` } })).json()) as any;
+    const up = (await (
+      await fetch(`${a.url}/api/v1/files/upload`, { method: 'POST', body: form, headers: { authorization: `Bearer ${keyA}` } })
+    ).json()) as any;
     expect(up.data.url.startsWith(a.url)).toBe(true);
     const video = (
       await call(a.url, keyA, 'POST', '/api/v1/jobs/createTask', {
@@ -155,7 +173,8 @@ describe.each(dialects())('one GenGate routed to another over %s', (dialect) => 
     const a = await serveA({ PORT: String(portA), PUBLIC_BASE_URL: `http://127.0.0.1:${portA}`, UPSTREAM_POLL_MS: '100' });
     const startA = await balance(a.url, keyA);
     const startB = await balance(urlB, keyB);
-    const id = (await call(a.url, keyA, 'POST', '/api/v1/jobs/createTask', { model: 'nano-banana-2', input: { prompt: 'a storm gengate:fail=501' } })).body.data.taskId;
+    const id = (await call(a.url, keyA, 'POST', '/api/v1/jobs/createTask', { model: 'nano-banana-2', input: { prompt: 'a storm gengate:fail=501' } })).body.data
+      .taskId;
     const t = await settle(a.url, keyA, id);
     expect(t).toMatchObject({ state: 'fail', failCode: 501, refunded: true, creditsConsumed: 0, error: { type: 'server_error' } });
     expect(t.failMsg).toMatch(/^upstream: /);
@@ -176,7 +195,11 @@ describe.each(dialects())('one GenGate routed to another over %s', (dialect) => 
     const onB = (await call(urlB, keyB, 'GET', '/api/v1/jobs/list?limit=1')).body.data.items[0];
     expect(onB.callback).toMatchObject({ status: 'delivered' });
     // The notify address is unguessable and answers nothing about the task to anyone else.
-    const wrong = await fetch(`${a.url}/upstream/v1/notify/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    const wrong = await fetch(`${a.url}/upstream/v1/notify/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA`, {
+      method: 'POST',
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(wrong.status).toBe(404);
     await stop(a.child);
     const services = await buildServices(loadConfig(envA));

@@ -34,22 +34,42 @@ export async function startBytePlusFake(key: string, files: { video: string; fra
   };
   /** Refusals the create calls share. */
   const refuse = (prompt: string, output: string): Answer | null => {
-    if (prompt.includes('[policy]')) return error(400, `${output}SensitiveContentDetected`, 'The request failed because the input text may contain sensitive information.', 'BadRequest');
-    if (prompt.includes('[invalid]')) return error(400, 'InvalidParameter', 'One or more parameters specified in the request are not valid: ratio.', 'BadRequest');
-    if (prompt.includes('[busy]')) return error(429, 'RateLimitExceeded.EndpointRPMExceeded', 'The request has exceeded the rate limit.', 'TooManyRequests', { 'retry-after': '3' });
+    if (prompt.includes('[policy]'))
+      return error(400, `${output}SensitiveContentDetected`, 'The request failed because the input text may contain sensitive information.', 'BadRequest');
+    if (prompt.includes('[invalid]'))
+      return error(400, 'InvalidParameter', 'One or more parameters specified in the request are not valid: ratio.', 'BadRequest');
+    if (prompt.includes('[busy]'))
+      return error(429, 'RateLimitExceeded.EndpointRPMExceeded', 'The request has exceeded the rate limit.', 'TooManyRequests', { 'retry-after': '3' });
     if (prompt.includes('[down]')) return error(500, 'InternalServiceError', 'The service encountered an unexpected internal error.', 'InternalServerError');
     return null;
   };
 
   function handle(call: Call, base: string): Answer {
-    if (call.headers.authorization !== `Bearer ${key}`) return error(401, 'AuthenticationError', 'The API key in the request is missing or invalid.', 'Unauthorized');
+    if (call.headers.authorization !== `Bearer ${key}`)
+      return error(401, 'AuthenticationError', 'The API key in the request is missing or invalid.', 'Unauthorized');
     const body = (call.json ?? {}) as Record<string, unknown>;
     if (call.method === 'POST' && call.path === '/api/v3/images/generations') {
       const prompt = promptOf(body);
       const refused = refuse(prompt, 'InputText');
       if (refused) return refused;
-      if (prompt.includes('[broken]')) return { status: 200, json: { model: body.model, created: 1, data: [{ error: { code: 'OutputImageSensitiveContentDetected', message: 'The generated image may contain sensitive information.' } }] } };
-      return { status: 200, json: { model: body.model, created: 1757469561, data: [{ url: `${base}/media/${files.image}?X-Tos-Expires=86400`, size: String(body.size) }], usage: { generated_images: 1, output_tokens: 16384, total_tokens: 16384 } } };
+      if (prompt.includes('[broken]'))
+        return {
+          status: 200,
+          json: {
+            model: body.model,
+            created: 1,
+            data: [{ error: { code: 'OutputImageSensitiveContentDetected', message: 'The generated image may contain sensitive information.' } }],
+          },
+        };
+      return {
+        status: 200,
+        json: {
+          model: body.model,
+          created: 1757469561,
+          data: [{ url: `${base}/media/${files.image}?X-Tos-Expires=86400`, size: String(body.size) }],
+          usage: { generated_images: 1, output_tokens: 16384, total_tokens: 16384 },
+        },
+      };
     }
     if (call.method === 'POST' && call.path === '/api/v3/contents/generations/tasks') {
       const prompt = promptOf(body);
@@ -73,7 +93,8 @@ export async function startBytePlusFake(key: string, files: { video: string; fra
     if (!m || !task) return error(404, 'ResourceNotFound', 'The specified task does not exist.', 'NotFound');
     const id = decodeURIComponent(m[1]!);
     if (call.method === 'DELETE') {
-      if (task.status !== 'queued') return error(400, 'InvalidAction.TaskNotCancellable', `Task ${id} in status ${task.status} cannot be cancelled.`, 'BadRequest');
+      if (task.status !== 'queued')
+        return error(400, 'InvalidAction.TaskNotCancellable', `Task ${id} in status ${task.status} cannot be cancelled.`, 'BadRequest');
       task.status = 'cancelled';
       return { status: 200, json: {} };
     }
@@ -92,14 +113,25 @@ export async function startBytePlusFake(key: string, files: { video: string; fra
     const given = task.body.callback_url;
     if (typeof given !== 'string') return;
     const url = options.callbackAddress ? options.callbackAddress(given) : given;
-    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(viewOf(id, task, base)) }).then((r) => r.status, (e: unknown) => String(e));
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(viewOf(id, task, base)) }).then(
+      (r) => r.status,
+      (e: unknown) => String(e),
+    );
     deliveries.push({ url: given, status: res });
   }
 
   function viewOf(id: string, task: Task, base: string): Record<string, unknown> {
     const view: Record<string, unknown> = {
-      id, model: task.body.model, status: task.status, error: null, created_at: 1779348818, updated_at: 1779348874,
-      resolution: task.body.resolution ?? '720p', ratio: task.body.ratio ?? '16:9', duration: task.body.duration ?? 5, framespersecond: 24,
+      id,
+      model: task.body.model,
+      status: task.status,
+      error: null,
+      created_at: 1779348818,
+      updated_at: 1779348874,
+      resolution: task.body.resolution ?? '720p',
+      ratio: task.body.ratio ?? '16:9',
+      duration: task.body.duration ?? 5,
+      framespersecond: 24,
     };
     if (task.status === 'failed') {
       view.error = task.prompt.includes('[broken]')

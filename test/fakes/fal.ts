@@ -1,5 +1,8 @@
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { startFake, type Answer, type Call } from './base.js';
+import { makeStill } from '../media/helpers.js';
 
 /**
  * fal's queue API as its documentation describes it: `Authorization: Key …`; POST /{model id}
@@ -14,6 +17,8 @@ export interface FalFakeOptions {
   finishAfterMs?: number;
   /** Where webhooks really go (tests map GenGate's PUBLIC_BASE_URL to its loopback address). */
   webhookAddress?: (url: string) => string;
+  /** Awaited before a submit is answered (the request is already in `calls`): holds the answer while a test acts. */
+  beforeSubmit?: (call: Call) => Promise<void>;
 }
 
 export async function startFalFake(key: string, output: (model: string, base: string) => unknown, options: FalFakeOptions = {}) {
@@ -21,7 +26,7 @@ export async function startFalFake(key: string, output: (model: string, base: st
   const deliveries: { url: string; status: number | string }[] = [];
   const appOf = (model: string) => model.split('/').slice(0, 2).join('/');
 
-  function handle(call: Call, base: string): Answer {
+  async function handle(call: Call, base: string): Promise<Answer> {
     if (call.headers.authorization !== `Key ${key}`) return { status: 401, json: { detail: 'Invalid API key' } };
     const m = /^\/(.+)\/requests\/([^/]+)(\/status|\/cancel)?$/.exec(call.path);
     if (!m) {
@@ -30,10 +35,19 @@ export async function startFalFake(key: string, output: (model: string, base: st
       const body = (call.json ?? {}) as Record<string, unknown>;
       const prompt = typeof body.prompt === 'string' ? body.prompt : '';
       if (prompt.includes('[invalid]')) {
-        return { status: 422, json: { detail: [{ loc: ['body', 'duration'], msg: "Input should be '5' or '10'", type: 'literal_error', input: body.duration }] } };
+        return {
+          status: 422,
+          json: { detail: [{ loc: ['body', 'duration'], msg: "Input should be '5' or '10'", type: 'literal_error', input: body.duration }] },
+        };
       }
       if (prompt.includes('[busy]')) return { status: 429, json: { detail: 'Too many concurrent requests' }, headers: { 'retry-after': '2' } };
-      if (prompt.includes('[down]')) return { status: 503, json: { detail: 'No runner could be allocated', error_type: 'runner_scheduling_failure' }, headers: { 'x-fal-error-type': 'runner_scheduling_failure' } };
+      if (prompt.includes('[down]'))
+        return {
+          status: 503,
+          json: { detail: 'No runner could be allocated', error_type: 'runner_scheduling_failure' },
+          headers: { 'x-fal-error-type': 'runner_scheduling_failure' },
+        };
+      await options.beforeSubmit?.(call);
       const id = randomUUID();
       const app = appOf(model);
       const r = { model, app, polls: 0, prompt, cancelled: false, done: false };
@@ -47,7 +61,18 @@ export async function startFalFake(key: string, output: (model: string, base: st
         }, options.finishAfterMs);
       }
       const urls = `${base}/${app}/requests/${id}`;
-      return { status: 200, json: { status: 'IN_QUEUE', request_id: id, gateway_request_id: id, response_url: urls, status_url: `${urls}/status`, cancel_url: `${urls}/cancel`, queue_position: 0 } };
+      return {
+        status: 200,
+        json: {
+          status: 'IN_QUEUE',
+          request_id: id,
+          gateway_request_id: id,
+          response_url: urls,
+          status_url: `${urls}/status`,
+          cancel_url: `${urls}/cancel`,
+          queue_position: 0,
+        },
+      };
     }
     const [, app, id, action] = m;
     const r = requests.get(id!);
@@ -60,19 +85,39 @@ export async function startFalFake(key: string, output: (model: string, base: st
     }
     if (action === '/status') {
       if (r.prompt.includes('[garbage]')) return { status: 200, text: '<html>bad gateway' };
-      if (options.finishAfterMs !== undefined && !r.done) return { status: 202, json: { status: 'IN_QUEUE', queue_position: 0, response_url: `${base}/${app}/requests/${id}` } };
-      if (options.finishAfterMs !== undefined) return { status: 200, json: { status: 'COMPLETED', logs: [], metrics: {}, response_url: `${base}/${app}/requests/${id}` } };
+      if (options.finishAfterMs !== undefined && !r.done)
+        return { status: 202, json: { status: 'IN_QUEUE', queue_position: 0, response_url: `${base}/${app}/requests/${id}` } };
+      if (options.finishAfterMs !== undefined)
+        return { status: 200, json: { status: 'COMPLETED', logs: [], metrics: {}, response_url: `${base}/${app}/requests/${id}` } };
       r.polls++;
       if (r.polls === 1) return { status: 202, json: { status: 'IN_QUEUE', queue_position: 1, response_url: `${base}/${app}/requests/${id}` } };
-      if (r.polls === 2) return { status: 202, json: { status: 'IN_PROGRESS', logs: [{ message: 'step 1', timestamp: '2026-01-01T00:00:00Z' }], response_url: `${base}/${app}/requests/${id}` } };
+      if (r.polls === 2)
+        return {
+          status: 202,
+          json: { status: 'IN_PROGRESS', logs: [{ message: 'step 1', timestamp: '2026-01-01T00:00:00Z' }], response_url: `${base}/${app}/requests/${id}` },
+        };
       r.done = true;
       return { status: 200, json: { status: 'COMPLETED', logs: [], metrics: { inference_time: 3.2 }, response_url: `${base}/${app}/requests/${id}` } };
     }
     if (!r.done) return { status: 400, json: { detail: 'Request is still in progress' } };
     if (r.prompt.includes('[policy]')) {
-      return { status: 422, json: { detail: [{ loc: ['body', 'prompt'], msg: 'The content could not be processed because it contained material flagged by a content checker.', type: 'content_policy_violation', url: 'https://docs.fal.ai/errors#content_policy_violation' }] }, headers: { 'x-fal-retryable': 'false' } };
+      return {
+        status: 422,
+        json: {
+          detail: [
+            {
+              loc: ['body', 'prompt'],
+              msg: 'The content could not be processed because it contained material flagged by a content checker.',
+              type: 'content_policy_violation',
+              url: 'https://docs.fal.ai/errors#content_policy_violation',
+            },
+          ],
+        },
+        headers: { 'x-fal-retryable': 'false' },
+      };
     }
-    if (r.prompt.includes('[timeout]')) return { status: 504, json: { detail: 'Request timed out', error_type: 'request_timeout' }, headers: { 'x-fal-error-type': 'request_timeout' } };
+    if (r.prompt.includes('[timeout]'))
+      return { status: 504, json: { detail: 'Request timed out', error_type: 'request_timeout' }, headers: { 'x-fal-error-type': 'request_timeout' } };
     if (r.prompt.includes('[fail-later]')) return { status: 500, json: { detail: [{ loc: ['body'], msg: 'Generation failed', type: 'generation_failed' }] } };
     if (r.prompt.includes('[html]')) return { status: 502, text: '<html><body>502 Bad Gateway</body></html>', headers: { 'content-type': 'text/html' } };
     return { status: 200, json: output(r.model, base) };
@@ -82,13 +127,39 @@ export async function startFalFake(key: string, output: (model: string, base: st
   async function webhook(hook: string, id: string, r: { model: string; prompt: string }, base: string): Promise<void> {
     const failed = ['[policy]', '[timeout]', '[fail-later]'].some((m) => r.prompt.includes(m));
     const body = failed
-      ? { request_id: id, gateway_request_id: id, status: 'ERROR', error: 'Invalid status code: 422', payload: { detail: [{ loc: ['body'], msg: 'failed', type: 'generation_failed' }] } }
+      ? {
+          request_id: id,
+          gateway_request_id: id,
+          status: 'ERROR',
+          error: 'Invalid status code: 422',
+          payload: { detail: [{ loc: ['body'], msg: 'failed', type: 'generation_failed' }] },
+        }
       : { request_id: id, gateway_request_id: id, status: 'OK', payload: output(r.model, base) };
     const url = options.webhookAddress ? options.webhookAddress(hook) : hook;
-    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((x) => x.status, (e: unknown) => String(e));
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(
+      (x) => x.status,
+      (e: unknown) => String(e),
+    );
     deliveries.push({ url: hook, status: res });
   }
 
   const fake = await startFake(handle);
   return { ...fake, requests, deliveries };
+}
+
+/**
+ * A fake fal route for one model whose submit answers wait while `hold()` gives a promise: the
+ * fake, an image it serves, and a catalog file in `scratch` routing `model` to it (key from `keyEnv`).
+ */
+export async function startHeldFalRoute(scratch: string, key: string, keyEnv: string, model: string, hold: () => Promise<void> | null) {
+  const fal = await startFalFake(key, (_model, base) => ({ images: [{ url: `${base}/media/image.jpg`, content_type: 'image/jpeg' }] }), {
+    beforeSubmit: async () => hold() ?? undefined,
+  });
+  fal.media('image.jpg', await makeStill(path.join(scratch, 'image.jpg')), 'image/jpeg');
+  const catalog = path.join(scratch, 'catalog.json');
+  writeFileSync(
+    catalog,
+    JSON.stringify({ models: { [model]: { routes: [{ backend: 'fal', model: 'fal-ai/nano-banana', base_url: fal.url, key_env: keyEnv }] } } }),
+  );
+  return { fal, catalog };
 }

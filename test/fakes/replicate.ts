@@ -21,7 +21,8 @@ export async function startReplicateFake(token: string, output: (model: string, 
   const deliveries: { url: string; status: number | string }[] = [];
   /** The terminal state a prediction reaches, by the markers of its prompt. */
   const finish = (p: { view: Record<string, unknown>; prompt: string }, base: string) => {
-    if (p.prompt.includes('[policy]')) Object.assign(p.view, { status: 'failed', error: 'The input or output was flagged as sensitive. Please try again with different inputs. (E005)' });
+    if (p.prompt.includes('[policy]'))
+      Object.assign(p.view, { status: 'failed', error: 'The input or output was flagged as sensitive. Please try again with different inputs. (E005)' });
     else if (p.prompt.includes('[fail-later]')) Object.assign(p.view, { status: 'failed', error: 'E1001: Model out of memory (OOM killed)' });
     else if (p.prompt.includes('[removed]')) Object.assign(p.view, { status: 'succeeded', output: null, data_removed: true });
     else Object.assign(p.view, { status: 'succeeded', output: output(String(p.view.model), base), metrics: { predict_time: 12.5 } });
@@ -30,12 +31,17 @@ export async function startReplicateFake(token: string, output: (model: string, 
   const sendWebhook = async (p: { view: Record<string, unknown> }, body: { webhook?: string; webhook_events_filter?: string[] }) => {
     if (!body.webhook || (body.webhook_events_filter && !body.webhook_events_filter.includes('completed'))) return;
     const url = options.webhookAddress ? options.webhookAddress(body.webhook) : body.webhook;
-    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(p.view) }).then((r) => r.status, (e: unknown) => String(e));
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(p.view) }).then(
+      (r) => r.status,
+      (e: unknown) => String(e),
+    );
     deliveries.push({ url: body.webhook, status: res });
   };
   let next = 1;
   const problem = (status: number, title: string, detail: string, extra: Record<string, unknown> = {}, headers?: Record<string, string>): Answer => ({
-    status, json: { title, detail, status, ...extra }, headers: { 'content-type': 'application/problem+json', ...headers },
+    status,
+    json: { title, detail, status, ...extra },
+    headers: { 'content-type': 'application/problem+json', ...headers },
   });
 
   function handle(call: Call, base: string): Answer {
@@ -44,7 +50,10 @@ export async function startReplicateFake(token: string, output: (model: string, 
     if (call.method === 'POST' && (created || call.path === '/v1/predictions')) {
       const body = (call.json ?? {}) as { input?: Record<string, unknown>; version?: string };
       const prompt = typeof body.input?.prompt === 'string' ? body.input.prompt : '';
-      if (!body.input) return problem(422, 'Input validation failed', '- input is required', { invalid_fields: [{ type: 'required', field: 'input', description: 'input is required' }] });
+      if (!body.input)
+        return problem(422, 'Input validation failed', '- input is required', {
+          invalid_fields: [{ type: 'required', field: 'input', description: 'input is required' }],
+        });
       if (!created && !body.version) return problem(422, 'Invalid version', 'version is required');
       if (prompt.includes('[invalid]')) {
         return problem(422, 'Input validation failed', '- input.duration: duration must be one of the following: 5, 10', {
@@ -52,13 +61,22 @@ export async function startReplicateFake(token: string, output: (model: string, 
         });
       }
       if (prompt.includes('[credit]')) return problem(402, 'Insufficient credit', 'You have insufficient credit to run this model.');
-      if (prompt.includes('[busy]')) return problem(429, 'Request was throttled', 'Request was throttled. Your rate limit resets in ~4s.', {}, { 'retry-after': '4' });
+      if (prompt.includes('[busy]'))
+        return problem(429, 'Request was throttled', 'Request was throttled. Your rate limit resets in ~4s.', {}, { 'retry-after': '4' });
       if (prompt.includes('[down]')) return problem(503, 'Service Unavailable', 'Replicate is temporarily unavailable.');
       const id = `rp${String(next++).padStart(6, '0')}xyz`;
       const model = created ? `${created[1]}/${created[2]}` : 'owner/versioned';
       const view: Record<string, unknown> = {
-        id, model, version: body.version ?? 'hidden', input: body.input, logs: '', output: null, data_removed: false, error: null,
-        status: 'starting', created_at: '2026-01-01T00:00:00.000Z',
+        id,
+        model,
+        version: body.version ?? 'hidden',
+        input: body.input,
+        logs: '',
+        output: null,
+        data_removed: false,
+        error: null,
+        status: 'starting',
+        created_at: '2026-01-01T00:00:00.000Z',
         urls: { get: `${base}/v1/predictions/${id}`, cancel: `${base}/v1/predictions/${id}/cancel`, web: `https://replicate.com/p/${id}` },
       };
       const p = { view, polls: 0, prompt };

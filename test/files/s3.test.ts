@@ -44,7 +44,16 @@ describe('S3BlobStore against an S3 emulator', () => {
   const tmp = useTmpDir();
   let store: S3BlobStore;
   beforeAll(() => {
-    store = new S3BlobStore({ bucket: s3.bucket, region: 'us-east-1', endpoint: s3.endpoint, accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', forcePathStyle: true, checksums: 'WHEN_REQUIRED', prefix: 'unit/' });
+    store = new S3BlobStore({
+      bucket: s3.bucket,
+      region: 'us-east-1',
+      endpoint: s3.endpoint,
+      accessKeyId: 'S3RVER',
+      secretAccessKey: 'S3RVER',
+      forcePathStyle: true,
+      checksums: 'WHEN_REQUIRED',
+      prefix: 'unit/',
+    });
   });
   afterAll(() => store.close());
 
@@ -97,7 +106,16 @@ describe.each(['proxy', 'presigned'])('GenGate on the S3 store, FILE_LINKS=%s', 
     const [link] = resultUrls(t);
     const [row] = await s.services.database.db.selectFrom('files').select(['blob_key', 'bytes']).where('task_id', '=', t.taskId).execute();
     // The object is in the bucket, under the prefix (read with a separate client).
-    const other = new S3BlobStore({ bucket: s3.bucket, region: 'us-east-1', endpoint: s3.endpoint, accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', forcePathStyle: true, checksums: 'WHEN_REQUIRED', prefix: `${links}/` });
+    const other = new S3BlobStore({
+      bucket: s3.bucket,
+      region: 'us-east-1',
+      endpoint: s3.endpoint,
+      accessKeyId: 'S3RVER',
+      secretAccessKey: 'S3RVER',
+      forcePathStyle: true,
+      checksums: 'WHEN_REQUIRED',
+      prefix: `${links}/`,
+    });
     expect(await other.size(row!.blob_key)).toBe(Number(row!.bytes));
     const whole = await fetchFile(s, link!, {}, 'GET');
     expect(whole.status).toBe(200);

@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { probe } from '../../src/media/index.js';
+import { DEFAULT_VIDEO_LIMITS, configureMedia, probe } from '../../src/media/index.js';
 import { dialects } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { makeClip, makeTone, useTmpDir } from '../media/helpers.js';
@@ -90,6 +90,24 @@ describe.each(dialects())('uploaded clips in createTask on %s', (dialect) => {
       expect(JSON.parse(row.media!)[link].seconds).toBe(kept[i]);
     }
     expect(JSON.parse(task.param).input.video_urls).toEqual(urls);
+  });
+
+  it('does not re-encode a stored clip over the video limits: the task fails naming the limit, never a server path', async () => {
+    const a = await s.account(10);
+    const video = await clip(a.key, 20);
+    // Stored under other settings (or before the limits existed): the engine's trim checks again.
+    configureMedia({ video: { ...DEFAULT_VIDEO_LIMITS, maxSide: 64 } });
+    try {
+      const r = await create(a.key, { trim_video_to: 10, video_urls: [video] });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      const task = await settle(s, a.key, r.body.data.taskId);
+      expect(task.state).toBe('fail');
+      expect(task.failMsg).toMatch(/input\.video_urls\[0\]: file must be a video of at most 64 pixels per side .*got 96×64/);
+      expect(task.failMsg).not.toMatch(/gengate-trim|\/tmp\/|ffmpeg|ffprobe/);
+      expect(await balance(a.key)).toBe('10.0000');
+    } finally {
+      configureMedia({ video: DEFAULT_VIDEO_LIMITS });
+    }
   });
 
   it('trims audio clips too and keeps their format', async () => {

@@ -43,7 +43,14 @@ describe.each(setups)('POST /files/upload on %s, %s store', (dialect, store) => 
     const file = await makeStill(tmp(name));
     const r = await upload(s, key, file, name);
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body.data).toEqual({ url: expect.stringMatching(/\/files\/[A-Za-z0-9_-]{22}\//), fileName: name, expiresInDays: 1, kind, duration: 0, seconds: 0 });
+    expect(r.body.data).toEqual({
+      url: expect.stringMatching(/\/files\/[A-Za-z0-9_-]{22}\//),
+      fileName: name,
+      expiresInDays: 1,
+      kind,
+      duration: 0,
+      seconds: 0,
+    });
     const got = await fetchFile(s, r.body.data.url);
     expect(got.headers.get('content-type')).toBe(mime);
     expect(Buffer.from(await got.arrayBuffer()).equals(await readFile(file))).toBe(true);
@@ -98,7 +105,13 @@ describe.each(setups)('POST /files/upload on %s, %s store', (dialect, store) => 
     await writeFile(tmp('broken.png'), Buffer.concat([png.subarray(0, 40), randomBytes(2000)]));
     refused(await upload(s, key, tmp('broken.png'), 'broken.png'), /readable PNG.*damaged or truncated/);
     for (const faststart of [false, true]) {
-      const mp4 = await readFile(await makeClip(tmp(`whole-${faststart}.mp4`), { seconds: 4, size: '320x240', ...(faststart ? { videoCodec: ['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-movflags', '+faststart'] } : {}) }));
+      const mp4 = await readFile(
+        await makeClip(tmp(`whole-${faststart}.mp4`), {
+          seconds: 4,
+          size: '320x240',
+          ...(faststart ? { videoCodec: ['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-movflags', '+faststart'] } : {}),
+        }),
+      );
       await writeFile(tmp('cut.mp4'), mp4.subarray(0, Math.floor(mp4.length / 2)));
       refused(await upload(s, key, tmp('cut.mp4'), 'cut.mp4'), /readable MP4.*damaged or truncated/);
     }

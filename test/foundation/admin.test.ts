@@ -23,10 +23,10 @@ describe.each(dialects())('admin API on %s', (dialect) => {
     const created = await admin('POST', '/accounts', { name: 'acme', balance: '5.25' });
     expect(created.status).toBe(200);
     const { account, apiKey } = created.body.data;
-    expect(account).toMatchObject({ name: "acme", status: "active", balance: "5.2500", balanceMicros: 5_250_000 });
+    expect(account).toMatchObject({ name: 'acme', status: 'active', balance: '5.2500', balanceMicros: 5_250_000 });
     expect(account.webhookSecret).toMatch(/^whsec_/);
-    expect((await admin("GET", `/accounts/${account.id}`)).body.data.webhookSecret).toBe(account.webhookSecret);
-    expect(JSON.stringify((await admin("GET", "/accounts")).body.data)).not.toContain(account.webhookSecret);
+    expect((await admin('GET', `/accounts/${account.id}`)).body.data.webhookSecret).toBe(account.webhookSecret);
+    expect(JSON.stringify((await admin('GET', '/accounts')).body.data)).not.toContain(account.webhookSecret);
     expect(apiKey).toMatch(/^gg_/);
     expect((await s.call('GET', '/api/v1/user/balance', { key: apiKey })).body.data.balance).toBe('5.2500');
 

@@ -5,6 +5,7 @@ import { migrate } from '../../src/store/migrate.js';
 import { readByKey } from '../../src/store/batched.js';
 import { insertRow } from '../../src/store/prepared.js';
 import { createTestDb, dialects, type TestDb } from '../helpers/db.js';
+import { eventually } from '../tasks/support.js';
 
 const account = (id: string, name: string) => ({ id, name, status: 'active' as const, balance_micros: 0, webhook_secret: `whsec_${id}`, created_at: 1 });
 
@@ -17,8 +18,15 @@ describe.each(dialects())('reads by key on %s', (dialect) => {
     t = await createTestDb(dialect);
     database = openDatabase(t.url);
     await migrate(database);
-    for (let i = 0; i < 40; i++) await insertRow(database.db, 'accounts', account(`k${i}`, `name ${i}`));
-    nameOf = readByKey(database, 'id', () => database.db.selectFrom('accounts').select(['id', 'name']), (r) => r.id);
+    await database.tx(async (trx) => {
+      for (let i = 0; i < 40; i++) await insertRow(trx, 'accounts', account(`k${i}`, `name ${i}`));
+    });
+    nameOf = readByKey(
+      database,
+      'id',
+      () => database.db.selectFrom('accounts').select(['id', 'name']),
+      (r) => r.id,
+    );
   });
   afterAll(async () => {
     await database.close();
@@ -35,7 +43,7 @@ describe.each(dialects())('reads by key on %s', (dialect) => {
   });
 
   it('sees a change committed before the read', async () => {
-    await database.db.updateTable('accounts').set({ name: 'renamed' }).where('id', '=', 'k5').execute();
+    await database.tx((w) => w.updateTable('accounts').set({ name: 'renamed' }).where('id', '=', 'k5').execute(), { atomic: false });
     expect(await nameOf('k5')).toEqual([{ id: 'k5', name: 'renamed' }]);
   });
 
@@ -46,32 +54,48 @@ describe.each(dialects())('reads by key on %s', (dialect) => {
     try {
       await blocker.query('begin');
       await blocker.query('lock table accounts in access exclusive mode');
+      // pg_stat_activity is read once per transaction (the blocker's is open) unless the snapshot is cleared.
+      const fresh = async (query: string) => {
+        await blocker.query('select pg_stat_clear_snapshot()');
+        return blocker.query(query);
+      };
+      const waiting = async () =>
+        (await fresh(`select query from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)).rows.map(
+          (r: { query: string }) => r.query,
+        );
       const reads = Array.from({ length: 30 }, (_, i) => nameOf(`k${i}`));
-      let waiting: string[] = [];
-      for (let i = 0; i < 100 && waiting.length === 0; i++) {
-        await new Promise((r) => setTimeout(r, 20));
-        const rows = await blocker.query(`select query from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
-        waiting = rows.rows.map((r: { query: string }) => r.query);
-      }
-      await new Promise((r) => setTimeout(r, 100));
-      const again = await blocker.query(`select query from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
-      expect(again.rows).toHaveLength(1);
-      expect(again.rows[0].query).toMatch(/= any\(\$1\)/);
+      await eventually(async () => (await waiting()).length > 0, 15_000, 'the batch to wait on the lock');
+      // A read of a later turn is a second batch: once it waits too, every query of the first turn was sent long before.
+      const marker = nameOf('k31');
+      const queries = await eventually(
+        async () => {
+          const now = await waiting();
+          return now.length >= 2 ? now : null;
+        },
+        15_000,
+        'the marker batch to wait on the lock',
+      );
+      expect(queries).toEqual([expect.stringMatching(/= any\(\$1\)/), expect.stringMatching(/= any\(\$1\)/)]);
       await blocker.query('rollback');
       const rows = await Promise.all(reads);
       rows.forEach((r, i) => expect(r).toEqual([{ id: `k${i}`, name: i === 5 ? 'renamed' : `name ${i}` }]));
+      expect(await marker).toEqual([{ id: 'k31', name: 'name 31' }]);
 
       // A batch that fails (here: the query is cancelled) rejects each of its callers.
       await blocker.query('begin');
       await blocker.query('lock table accounts in access exclusive mode');
-      const failing = [nameOf('k1'), nameOf('k2')].map((p) => p.then(() => 'ok', (e: Error) => e.message));
-      for (let i = 0; i < 100; i++) {
-        const cancelled = await blocker.query(
-          `select pg_cancel_backend(pid) from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
-        );
-        if (cancelled.rowCount) break;
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      const failing = [nameOf('k1'), nameOf('k2')].map((p) =>
+        p.then(
+          () => 'ok',
+          (e: Error) => e.message,
+        ),
+      );
+      await eventually(
+        async () =>
+          (await fresh(`select pg_cancel_backend(pid) from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)).rowCount,
+        15_000,
+        'the batch to wait on the lock (and be cancelled)',
+      );
       expect(await Promise.all(failing)).toEqual([expect.stringMatching(/cancel/), expect.stringMatching(/cancel/)]);
     } finally {
       await blocker.query('rollback').catch(() => {});

@@ -81,12 +81,13 @@ describe('SQLite group commit', () => {
     expect(await committed('s')).toEqual(['s2']);
   });
 
-  it('commits single writes (Database.write) with the transactions of their turn; a failing one loses only itself', async () => {
+  it('commits non-atomic writes (tx with atomic: false) with the transactions of their turn; a failing one loses only itself', async () => {
+    const write = <T>(fn: (w: Kysely<DB>) => Promise<T>) => database.tx(fn, { atomic: false });
     const outcomes = await Promise.allSettled([
-      database.write((w) => insertRow(w, 'accounts', account('u1'))),
+      write((w) => insertRow(w, 'accounts', account('u1'))),
       database.tx((trx) => insertRow(trx, 'accounts', account('u2'))),
-      database.write((w) => insertRow(w, 'accounts', account('u1'))),
-      database.write((w) => w.updateTable('accounts').set({ name: 'written' }).where('id', '=', 'u2').execute()),
+      write((w) => insertRow(w, 'accounts', account('u1'))),
+      write((w) => w.updateTable('accounts').set({ name: 'written' }).where('id', '=', 'u2').execute()),
     ]);
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
     // Settled means committed: another connection sees it.
@@ -120,9 +121,7 @@ describe('SQLite group commit', () => {
   it('settles no caller before its data is committed', async () => {
     const seenByOthers: string[][] = [];
     await Promise.all(
-      ['c1', 'c2', 'c3'].map((id) =>
-        database.tx((trx) => insertRow(trx, 'accounts', account(id))).then(async () => seenByOthers.push(await committed('c'))),
-      ),
+      ['c1', 'c2', 'c3'].map((id) => database.tx((trx) => insertRow(trx, 'accounts', account(id))).then(async () => seenByOthers.push(await committed('c')))),
     );
     for (const seen of seenByOthers) expect(seen).toEqual(['c1', 'c2', 'c3']);
   });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { ok, okJson } from '../../src/http/envelope.js';
+import { ok, okJson } from '../../src/api/index.js';
 
 describe('HTTP envelope, request ids and error mapping', () => {
   let s: TestServer;

@@ -7,11 +7,17 @@ import { startServer, type TestServer } from '../helpers/server.js';
 
 const run = promisify(execFile);
 const worker = (args: string[]) =>
-  run(process.execPath, ['--import', 'tsx', 'test/helpers/ledger-worker.ts', ...args], { cwd: process.cwd() }).then((r) => JSON.parse(r.stdout) as { yes: number; no: number });
+  run(process.execPath, ['--import', 'tsx', 'test/helpers/ledger-worker.ts', ...args], { cwd: process.cwd() }).then(
+    (r) => JSON.parse(r.stdout) as { yes: number; no: number },
+  );
 
 async function invariant(s: TestServer, accountId: string) {
   const { db } = s.services.database;
-  const sum = await db.selectFrom('ledger_entries').select(sql<string>`coalesce(sum(amount_micros), 0)`.as('s')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+  const sum = await db
+    .selectFrom('ledger_entries')
+    .select(sql<string>`coalesce(sum(amount_micros), 0)`.as('s'))
+    .where('account_id', '=', accountId)
+    .executeTakeFirstOrThrow();
   const balance = await s.services.accounts.balanceMicros(accountId);
   expect(balance).toBe(Number(sum.s));
   expect(balance).toBeGreaterThanOrEqual(0);
@@ -46,7 +52,10 @@ describe.each(dialects())('ledger on %s', (dialect) => {
     const { id } = await s.account(2);
     const { database, ledger } = s.services;
     await database.tx((t) => ledger.charge(t, id, 1_500_000, 'task-p', 'auto length'));
-    expect(await database.tx((t) => ledger.refund(t, 'task-p', 'partial_refund', 'unused seconds', 400_000))).toMatchObject({ refunded: true, amount: 400_000 });
+    expect(await database.tx((t) => ledger.refund(t, 'task-p', 'partial_refund', 'unused seconds', 400_000))).toMatchObject({
+      refunded: true,
+      amount: 400_000,
+    });
     expect(await database.tx((t) => ledger.refund(t, 'task-p', 'partial_refund', 'again', 400_000))).toEqual({ refunded: false, amount: 0 });
     expect(await database.tx((t) => ledger.refund(t, 'task-p', 'refund', 'failed'))).toMatchObject({ refunded: true, amount: 1_100_000 });
     expect(await invariant(s, id)).toBe(2_000_000);

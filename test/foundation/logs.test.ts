@@ -43,7 +43,7 @@ describe('logs', () => {
     expect(lines.find((l) => l.msg === 'handler saw a key')).toMatchObject({ apiKey: '[redacted]', headers: { authorization: '[redacted]' } });
   });
 
-  it('writes the request line in pino\'s own shape, escaped, and only when info lines are on', async () => {
+  it("writes the request line in pino's own shape, escaped, and only when info lines are on", async () => {
     const app = buildApp(services, { logStream: stream });
     await app.ready();
     lines.length = 0;

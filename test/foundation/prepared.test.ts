@@ -26,9 +26,11 @@ describe.each(dialects())('prepared statements on %s', (dialect) => {
   const names = async () => (await database.db.selectFrom('accounts').select(['id', 'name']).orderBy('id').execute()).map((r) => `${r.id}=${r.name}`);
 
   it('inserts rows of one shape with each call’s own values, and leaves out undefined values as Kysely does', async () => {
-    await insertRow(database.db, 'accounts', account('a1', 'first'));
-    await insertRow(database.db, 'accounts', account('a2', "second's"));
-    await insertRow(database.db, 'accounts', { ...account('a3', 'third'), rate_read_limit: undefined });
+    await database.tx(async (trx) => {
+      await insertRow(trx, 'accounts', account('a1', 'first'));
+      await insertRow(trx, 'accounts', account('a2', "second's"));
+      await insertRow(trx, 'accounts', { ...account('a3', 'third'), rate_read_limit: undefined });
+    });
     expect(await names()).toEqual(['a1=first', "a2=second's", 'a3=third']);
   });
 
@@ -45,20 +47,27 @@ describe.each(dialects())('prepared statements on %s', (dialect) => {
       await renameStatement(trx, 'a2', 'kept');
     });
     expect(await names()).toEqual(['a1=first', 'a2=kept', 'a3=third']);
-    expect((await renameStatement(database.db, 'nobody', 'x')).rows).toEqual([]);
+    expect((await database.tx((w) => renameStatement(w, 'nobody', 'x'), { atomic: false })).rows).toEqual([]);
   });
 
   it('updates by shape and still takes an SQL expression in the patch', async () => {
-    expect(await updateWhere(database.db, 'accounts', { name: 'by shape' }, { id: 'a3', status: 'active' })).toBe(1);
-    expect(await updateWhere(database.db, 'accounts', { name: 'nobody' }, { id: 'a3', status: 'disabled' })).toBe(0);
+    const update = (set: { name: string }, where: Record<string, string>) => database.tx((w) => updateWhere(w, 'accounts', set, where), { atomic: false });
+    expect(await update({ name: 'by shape' }, { id: 'a3', status: 'active' })).toBe(1);
+    expect(await update({ name: 'nobody' }, { id: 'a3', status: 'disabled' })).toBe(0);
     const expr = sql<string>`name || ${' (expr)'}` as unknown as string;
-    expect(await updateWhere(database.db, 'accounts', { name: expr }, { id: 'a3' })).toBe(1);
+    expect(await update({ name: expr }, { id: 'a3' })).toBe(1);
     expect(await names()).toContain('a3=by shape (expr)');
   });
 
   it('refuses a statement that does not use every argument', () => {
-    const bad = prepared(2, (db: Kysely<DB>, id) => db.selectFrom('accounts').select('id').where('id', '=', id).where(sql<boolean>`1 = 1`));
-    return expect(bad(database.db, 'a1', 'unused')).rejects.toThrow(/does not use all of its 2 arguments/);
+    const bad = prepared(2, (db: Kysely<DB>, id) =>
+      db
+        .selectFrom('accounts')
+        .select('id')
+        .where('id', '=', id)
+        .where(sql<boolean>`1 = 1`),
+    );
+    return expect(database.tx((trx) => bad(trx, 'a1', 'unused'))).rejects.toThrow(/does not use all of its 2 arguments/);
   });
 
   it('reads through the fast path with each call’s values, and still reads after the schema changed under a prepared read', async () => {
@@ -66,7 +75,7 @@ describe.each(dialects())('prepared statements on %s', (dialect) => {
     expect((await byId('a1')).map((r) => r.id)).toEqual(['a1']);
     expect((await byId('a2')).map((r) => r.id)).toEqual(['a2']);
     // What a newer process's migration does while this one runs (PostgreSQL: "cached plan must not change result type").
-    await sql`alter table accounts add column later_column text`.execute(database.db);
+    await database.tx((trx) => sql`alter table accounts add column later_column text`.execute(trx));
     const [row] = await byId('a1');
     expect(row).toMatchObject({ id: 'a1', later_column: null });
     expect((await byId('a2'))[0]).toMatchObject({ id: 'a2', later_column: null });

@@ -3,10 +3,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import SqliteDatabase from 'better-sqlite3';
+import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { insertRow, precompile } from '../../src/store/prepared.js';
+import type { DB } from '../../src/store/schema.js';
 
 /** A migrated SQLite database in a new folder, and another process's connection (the CLI) writing the same file. */
 async function openWithOther(prefix: string) {
@@ -44,29 +46,36 @@ describe('SQLite hot reads share a snapshot per turn', () => {
 
   const account = (id: string, name: string) => ({ id, name, status: 'active' as const, balance_micros: 0, webhook_secret: `whsec_${id}`, created_at: 1 });
 
-  it('sees a write this process made earlier in the same turn, plain or in a transaction', async () => {
-    await insertRow(database.db, 'accounts', account('r1', 'first'));
+  it('sees a write this process made earlier in the same turn, atomic or not', async () => {
+    const write = (fn: (w: Kysely<DB>) => Promise<unknown>) => database.tx(fn, { atomic: false });
+    await write((w) => insertRow(w, 'accounts', account('r1', 'first')));
     expect(await nameOf('r1')).toBe('first');
     // Still the same turn: the read above opened the shared snapshot.
-    await database.db.updateTable('accounts').set({ name: 'second' }).where('id', '=', 'r1').execute();
+    await write((w) => w.updateTable('accounts').set({ name: 'second' }).where('id', '=', 'r1').execute());
     expect(await nameOf('r1')).toBe('second');
     await database.tx(async (trx) => {
       await trx.updateTable('accounts').set({ name: 'third' }).where('id', '=', 'r1').execute();
     });
     expect(await nameOf('r1')).toBe('third');
     // A write that returns rows is still a write.
-    await database.db.updateTable('accounts').set({ name: 'returned' }).where('id', '=', 'r1').returning('name').execute();
+    await write((w) => w.updateTable('accounts').set({ name: 'returned' }).where('id', '=', 'r1').returning('name').execute());
     expect(await nameOf('r1')).toBe('returned');
-    await database.db.updateTable('accounts').set({ name: 'third' }).where('id', '=', 'r1').execute();
+    await write((w) => w.updateTable('accounts').set({ name: 'third' }).where('id', '=', 'r1').execute());
   });
 
-  it('never sees a transaction of this process that has not committed yet', async () => {
+  it('answers a read inside a transaction from the transaction, and a read outside from what is committed', async () => {
     let inside: string | undefined;
+    let wrote!: () => void;
+    const written = new Promise<void>((resolve) => (wrote = resolve));
+    // Asked for outside the transaction (its own async context), while the transaction is open.
+    const outside = written.then(() => nameOf('r1'));
     await database.tx(async (trx) => {
       await trx.updateTable('accounts').set({ name: 'uncommitted' }).where('id', '=', 'r1').execute();
+      wrote();
       inside = await nameOf('r1');
+      expect(await outside).toBe('third');
     });
-    expect(inside).toBe('third');
+    expect(inside).toBe('uncommitted');
     expect(await nameOf('r1')).toBe('uncommitted');
   });
 
@@ -87,6 +96,21 @@ describe('SQLite hot reads share a snapshot per turn', () => {
     expect(await read('nobody')).toEqual([]);
   });
 
+  it('builds the rows of a `select *` with the columns it has after another process changed the table', async () => {
+    const everything = precompile(database.db, 1, (id) => database.db.selectFrom('accounts').selectAll().where('id', '=', id));
+    expect(await everything('r1')).toEqual([expect.not.objectContaining({ from_cli: expect.anything() })]);
+    other.exec('alter table accounts add column from_cli text');
+    other.prepare(`update accounts set from_cli = 'added' where id = 'r1'`).run();
+    await nextTurn();
+    expect((await everything('r1'))[0]).toMatchObject({ id: 'r1', from_cli: 'added' });
+    // A rename keeps the row's width: the new name must still show.
+    other.exec('alter table accounts rename column from_cli to renamed_by_cli');
+    await nextTurn();
+    const [row] = (await everything('r1')) as Array<Record<string, unknown>>;
+    expect(row).toMatchObject({ id: 'r1', renamed_by_cli: 'added' });
+    expect(row).not.toHaveProperty('from_cli');
+  });
+
   it('holds no read transaction between turns, so checkpoints can restart the WAL', async () => {
     await nameOf('r1');
     await nextTurn();
@@ -94,77 +118,5 @@ describe('SQLite hot reads share a snapshot per turn', () => {
     const result = other.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number; log: number; checkpointed: number }>;
     expect(result[0]!.busy).toBe(0);
     expect(result[0]!.log).toBe(0);
-  });
-});
-
-/**
- * Reads asked for with `cached` (balance polls) are answered from kept results while SQLite's
- * data_version says nothing has been committed. What a caller must see all the same: every commit of
- * this process at once, another process's commit from the next turn on, nothing uncommitted.
- */
-describe('SQLite cached hot reads', () => {
-  let database: Database;
-  let other: SqliteDatabase.Database;
-  let close: () => Promise<void>;
-  let read: (id: string) => Promise<unknown[]>;
-  const balanceOf = async (id: string) => ((await read(id))[0] as { balance_micros: number } | undefined)?.balance_micros;
-
-  beforeAll(async () => {
-    ({ database, other, close } = await openWithOther('gengate-reader-cache-'));
-    read = precompile(database.db, 1, (id) => database.db.selectFrom('accounts').select(['id', 'balance_micros']).where('id', '=', id), { cached: true });
-    for (const id of ['c1', 'c2']) {
-      await insertRow(database.db, 'accounts', { id, name: id, status: 'active', balance_micros: 100, webhook_secret: `whsec_${id}`, created_at: 1 });
-    }
-  });
-  afterAll(() => close());
-
-  it('serves a kept, frozen result while nothing has been committed', async () => {
-    const first = await read('c1');
-    await nextTurn();
-    const again = await read('c1');
-    expect(again).toBe(first);
-    expect(Object.isFrozen(again)).toBe(true);
-    expect(Object.isFrozen(again[0])).toBe(true);
-    expect(await read('nobody')).toEqual([]);
-  });
-
-  it('sees every commit of this process at once: plain, in a transaction, through write()', async () => {
-    expect(await balanceOf('c1')).toBe(100);
-    await database.db.updateTable('accounts').set({ balance_micros: 200 }).where('id', '=', 'c1').execute();
-    expect(await balanceOf('c1')).toBe(200);
-    await database.tx(async (trx) => {
-      await trx.updateTable('accounts').set({ balance_micros: 300 }).where('id', '=', 'c1').execute();
-    });
-    expect(await balanceOf('c1')).toBe(300);
-    await database.write(async (w) => {
-      await w.updateTable('accounts').set({ balance_micros: 400 }).where('id', '=', 'c1').execute();
-    });
-    expect(await balanceOf('c1')).toBe(400);
-  });
-
-  it('never serves a transaction of this process that has not committed yet', async () => {
-    let inside: number | undefined;
-    await database.tx(async (trx) => {
-      await trx.updateTable('accounts').set({ balance_micros: 500 }).where('id', '=', 'c1').execute();
-      inside = await balanceOf('c1');
-    });
-    expect(inside).toBe(400);
-    expect(await balanceOf('c1')).toBe(500);
-  });
-
-  it('sees another process’s commit from the next turn on, also for a result read after that commit', async () => {
-    await nextTurn();
-    // A kept result: this turn checks the version but opens no snapshot.
-    expect(await balanceOf('c1')).toBe(500);
-    other.prepare(`update accounts set balance_micros = balance_micros + 1 where id in ('c1', 'c2')`).run();
-    // c2, missing, is read after the commit: it is newer than the version this turn checked ...
-    expect(await balanceOf('c2')).toBe(101);
-    await nextTurn();
-    // ... and the next turn sees the new version: c1 is read again, not served from before.
-    expect(await balanceOf('c1')).toBe(501);
-    expect(await balanceOf('c2')).toBe(101);
-    other.prepare(`update accounts set balance_micros = 7 where id = 'c2'`).run();
-    await nextTurn();
-    expect(await balanceOf('c2')).toBe(7);
   });
 });

@@ -1,12 +1,14 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { UNLIMITED } from './server.js';
 
-const BIN = 'bin/gengate.js';
+// The TypeScript sources through tsx, like vitest itself, so a stale dist/ can never be what a test
+// checks; test/ops/build.test.ts checks the compiled program (decision 0020).
+const GENGATE = ['--import', 'tsx', 'src/main.ts'];
 
-/** Runs the real `gengate` binary; resolves with its exit code and output (never rejects on a non-zero exit). */
+/** Runs the real `gengate` program (from the sources); resolves with its exit code and output (never rejects on a non-zero exit). */
 export function gengate(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { env: { ...process.env, LOG_LEVEL: 'silent', ...env } }, (err, stdout, stderr) => {
+    execFile(process.execPath, [...GENGATE, ...args], { env: { ...process.env, LOG_LEVEL: 'silent', ...env } }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
       resolve({ code, stdout, stderr });
     });
@@ -15,7 +17,7 @@ export function gengate(args: string[], env: Record<string, string>): Promise<{ 
 
 /** Starts `gengate serve` (with `args`, e.g. --role worker) and waits for its "listening" line; returns the process, its URL and everything it printed. */
 export async function spawnServe(env: Record<string, string>, args: string[] = []): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-  const child = spawn(process.execPath, [BIN, 'serve', ...args], { env: { ...process.env, LOG_LEVEL: 'warn', PORT: '0', ...UNLIMITED, ...env } });
+  const child = spawn(process.execPath, [...GENGATE, 'serve', ...args], { env: { ...process.env, LOG_LEVEL: 'warn', PORT: '0', ...UNLIMITED, ...env } });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));

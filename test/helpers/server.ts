@@ -18,7 +18,11 @@ export interface TestServer {
   /** Creates an account with `usd` balance; returns its id and first key. */
   account(usd?: number, name?: string): Promise<{ id: string; key: string }>;
   /** fetch against the server, JSON-decoded. */
-  call(method: string, path: string, opts?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
+  call(
+    method: string,
+    path: string,
+    opts?: { key?: string; body?: unknown; headers?: Record<string, string> },
+  ): Promise<{ status: number; body: any; headers: Headers }>;
   close(): Promise<void>;
 }
 

@@ -11,8 +11,15 @@ describe.skipIf(!redisUrl)('rate limits shared through Redis', () => {
   let key: string;
   beforeAll(async () => {
     db = await createTestDb('sqlite');
-    const env = { DATABASE_URL: db.url, DATA_DIR: db.dir, REDIS_URL: redisUrl!, RATE_LIMIT_READ: '10', RATE_LIMIT_WINDOW_SECONDS: '30', FIRST_RUN_ACCOUNT: 'false' };
-    key = JSON.parse((await gengate(['account', 'create', '--name', 'shared', '--balance', '1', '--json'], env)).stdout).apiKey;
+    const env = {
+      DATABASE_URL: db.url,
+      DATA_DIR: db.dir,
+      REDIS_URL: redisUrl!,
+      RATE_LIMIT_READ: '10',
+      RATE_LIMIT_WINDOW_SECONDS: '30',
+      FIRST_RUN_ACCOUNT: 'false',
+    };
+    key = JSON.parse((await gengate(['--new-database', 'account', 'create', '--name', 'shared', '--balance', '1', '--json'], env)).stdout).apiKey;
     servers = await Promise.all([spawnServe(env), spawnServe(env)]);
   }, 60_000);
   afterAll(async () => {

@@ -41,9 +41,17 @@ for (const dialect of dialects()) {
 
     it('lists every tool; create_task takes one input schema per model from the catalog', async () => {
       const { tools } = await anon.listTools();
-      expect(tools.map((t) => t.name).sort()).toEqual(
-        ['calculate_price', 'create_task', 'get_balance', 'get_model', 'get_price_list', 'get_task', 'list_models', 'list_tasks', 'wait_for_task'],
-      );
+      expect(tools.map((t) => t.name).sort()).toEqual([
+        'calculate_price',
+        'create_task',
+        'get_balance',
+        'get_model',
+        'get_price_list',
+        'get_task',
+        'list_models',
+        'list_tasks',
+        'wait_for_task',
+      ]);
       const create = tools.find((t) => t.name === 'create_task')!;
       expect(create.inputSchema.required).toEqual(['model', 'input']);
       const branches = (create.inputSchema as any).oneOf as Array<{ properties: { model: { enum: string[] }; input: any } }>;
@@ -51,6 +59,27 @@ for (const dialect of dialects()) {
       const v25 = branches.find((b) => b.properties.model.enum.includes('seedance-2.5'))!;
       expect(v25.properties.input.properties.resolution.enum).toEqual(['480p', '720p', '1080p']);
       expect(tools.find((t) => t.name === 'get_task')!.annotations?.readOnlyHint).toBe(true);
+    });
+
+    it("tool arguments shared with REST have the schemas of the OpenAPI document: callBackUrl, Idempotency-Key, recordInfo's taskId, the calculator's parameters", async () => {
+      const { tools } = await anon.listTools();
+      const doc = (await s.call('GET', '/openapi.json')).body;
+      const props = (name: string) => (tools.find((t) => t.name === name)!.inputSchema as any).properties;
+      const param = (path: string, method: string, name: string) => {
+        const { schema, description } = doc.paths[path][method].parameters.find((p: { name: string }) => p.name === name);
+        return { ...schema, description };
+      };
+      expect(props('create_task').callBackUrl).toEqual(doc.components.schemas['CreateTask.suno-v6'].properties.callBackUrl);
+      // A link, or "" for no callback (DECISIONS §18).
+      expect(props('create_task').callBackUrl.anyOf).toEqual([
+        expect.objectContaining({ format: 'uri', maxLength: 2048, pattern: expect.any(String) }),
+        { type: 'string', const: '' },
+      ]);
+      expect(props('create_task').idempotencyKey).toEqual(param('/api/v1/jobs/createTask', 'post', 'Idempotency-Key'));
+      for (const tool of ['get_task', 'wait_for_task']) expect(props(tool).taskId).toEqual(param('/api/v1/jobs/recordInfo', 'get', 'taskId'));
+      const calculator = doc.paths['/v1/pricing/calculate'].get.parameters.map((p: { name: string }) => p.name).filter((n: string) => n !== 'model');
+      expect(calculator.length).toBe(6);
+      for (const name of calculator) expect(props('calculate_price')[name], name).toEqual(param('/v1/pricing/calculate', 'get', name));
     });
 
     it('public tools answer what the REST endpoints answer, without a key', async () => {
@@ -102,7 +131,11 @@ for (const dialect of dialects()) {
       expect(first.data).toMatchObject({ status: 'submitted', replayed: false });
       const again = await call(client, 'create_task', args);
       expect(again.data).toMatchObject({ taskId: first.data.taskId, replayed: true });
-      const rest = await s.call('POST', '/api/v1/jobs/createTask', { key, headers: { 'idempotency-key': 'mcp-key-1' }, body: { model: 'suno-v6', input: { prompt: 'a song' } } });
+      const rest = await s.call('POST', '/api/v1/jobs/createTask', {
+        key,
+        headers: { 'idempotency-key': 'mcp-key-1' },
+        body: { model: 'suno-v6', input: { prompt: 'a song' } },
+      });
       expect(rest.body.data.taskId).toBe(first.data.taskId);
       const balance = await call(client, 'get_balance');
       expect(balance.data).toEqual({ balance: '0.9100', currency: 'USD', balanceRub: 81.9 });
@@ -115,6 +148,16 @@ for (const dialect of dialects()) {
       const badInput = await call(client, 'create_task', { model: 'seedance-2.0-fast', input: { prompt: 'x', duration: '20' } });
       const restBad = await s.call('POST', '/api/v1/jobs/createTask', { key, body: { model: 'seedance-2.0-fast', input: { prompt: 'x', duration: '20' } } });
       expect(badInput).toMatchObject({ error: true, text: restBad.body.msg });
+      const badKey = await call(client, 'create_task', { ...args, idempotencyKey: 'has space' });
+      const restBadKey = await s.call('POST', '/api/v1/jobs/createTask', {
+        key,
+        headers: { 'idempotency-key': 'has space' },
+        body: { model: 'suno-v6', input: { prompt: 'a song' } },
+      });
+      expect(badKey).toMatchObject({ error: true, text: restBadKey.body.msg, data: { code: 400 } });
+      expect((await call(client, 'create_task', { ...args, idempotencyKey: 7 })).text).toBe('idempotencyKey must be a string (got 7)');
+      expect((await call(client, 'get_task', { taskId: 7 })).text).toBe('taskId must be a string (got 7)');
+      expect((await call(client, 'get_task', {})).text).toBe('taskId is required; pass the taskId create_task returned');
       const missing = await call(client, 'get_task', { taskId: 'tk_nope' });
       expect(missing.text).toBe((await s.call('GET', '/api/v1/jobs/recordInfo?taskId=tk_nope', { key })).body.msg);
       const poor = await s.account(0);

@@ -1,6 +1,7 @@
 import sharp from 'sharp';
-import { describe, expect, it } from 'vitest';
-import { MediaError, lastFrame, movToMp4, probe, sniffFile, trim, wholeSeconds } from '../../src/media/index.js';
+import { existsSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_VIDEO_LIMITS, MediaError, configureMedia, lastFrame, movToMp4, probe, sniffFile, trim, wholeSeconds } from '../../src/media/index.js';
 import { hashOf, makeClip, makeStill, makeTone, useTmpDir } from './helpers.js';
 
 describe('movToMp4', () => {
@@ -24,6 +25,12 @@ describe('movToMp4', () => {
     const info = await movToMp4(mov, tmp('out.mp4'));
     expect((await sniffFile(tmp('out.mp4')))?.format).toBe('mp4');
     expect(info).toMatchObject({ videoCodec: 'h264', audioCodec: 'aac', pixelFormat: 'yuv420p', width: 160, height: 120 });
+  });
+
+  it('scales a re-encoded video down to 1920 pixels on its long side, keeping the aspect (bounds the encoder memory)', async () => {
+    const mov = await makeClip(tmp('wide.mov'), { seconds: 1, size: '2400x120', rate: 5, videoCodec: ['-c:v', 'mjpeg'] });
+    const info = await movToMp4(mov, tmp('out.mp4'));
+    expect(info).toMatchObject({ videoCodec: 'h264', width: 1920, height: 96 });
   });
 
   it('refuses audio and refuses to overwrite its own input', async () => {
@@ -80,6 +87,27 @@ describe('trim', () => {
     const clip = await makeClip(tmp('in.mp4'), { seconds: 1, audio: false });
     await expect(trim(clip, tmp('out.mp4'), 0)).rejects.toThrow(RangeError);
     await expect(trim(clip, tmp('out.mov'), 1)).rejects.toThrow(/written as \.mp4/);
+  });
+});
+
+describe('video limits (issue 17 item 2)', () => {
+  const tmp = useTmpDir();
+  afterEach(() => configureMedia({ video: DEFAULT_VIDEO_LIMITS }));
+
+  it('trim and movToMp4 refuse a video over the limits before ffmpeg decodes it', async () => {
+    const clip = await makeClip(tmp('in.mp4'), { seconds: 2, size: '320x240' });
+    const mov = await makeClip(tmp('in.mov'), { seconds: 2, size: '320x240' });
+    configureMedia({ video: { ...DEFAULT_VIDEO_LIMITS, maxSide: 256 } });
+    const cut = await trim(clip, tmp('cut.mp4'), 1).catch((e: unknown) => e);
+    expect(cut).toBeInstanceOf(MediaError);
+    expect(cut).toMatchObject({ reason: 'too_large', detail: expect.stringMatching(/at most 256 pixels per side .*got 320×240/) });
+    expect(existsSync(tmp('cut.mp4'))).toBe(false);
+    await expect(movToMp4(mov, tmp('out.mp4'))).rejects.toMatchObject({ reason: 'too_large' });
+    expect(existsSync(tmp('out.mp4'))).toBe(false);
+    configureMedia({ video: { ...DEFAULT_VIDEO_LIMITS, maxFrames: 30 } });
+    await expect(trim(clip, tmp('cut.mp4'), 1)).rejects.toMatchObject({ reason: 'too_large', detail: expect.stringMatching(/at most 30 frames \(got 48\)/) });
+    configureMedia({ video: DEFAULT_VIDEO_LIMITS });
+    expect((await trim(clip, tmp('cut.mp4'), 1)).durationSeconds).toBeCloseTo(1, 1);
   });
 });
 

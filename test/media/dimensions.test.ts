@@ -1,13 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  ASPECT_RATIOS,
-  SIZE_CLASSES,
-  VIDEO_RESOLUTIONS,
-  imageSize,
-  videoSize,
-} from '../../src/backends/local/dimensions.js';
+import { ASPECT_RATIOS, SIZE_CLASSES, VIDEO_RESOLUTIONS, imageSize, videoSize } from '../../src/backends/local/dimensions.js';
 
 const size = ({ width, height }: { width: number; height: number }) => `${width}x${height}`;
 
@@ -31,7 +25,7 @@ describe('video sizes', () => {
       fc.property(fc.constantFrom(...VIDEO_RESOLUTIONS), fc.constantFrom(...ASPECT_RATIOS), (resolution, aspect) => {
         const { width, height } = videoSize(resolution, aspect);
         const [w, h] = aspect.split(':').map(Number) as [number, number];
-        expect(width % 2 + (height % 2)).toBe(0);
+        expect((width % 2) + (height % 2)).toBe(0);
         expect(Math.min(width, height)).toBe(Number.parseInt(resolution, 10));
         expect(Math.sign(width - height)).toBe(Math.sign(w - h));
         expect(Math.abs(width / height / (w / h) - 1)).toBeLessThan(0.005);
@@ -84,11 +78,11 @@ describe('docs/local-backend.md', () => {
     const rows = table.trim().split('\n').slice(2);
     expect(rows.map((row) => row.split('|')[1]!.trim())).toEqual([...ASPECT_RATIOS]);
     for (const row of rows) {
-      const [aspect, ...cells] = row.split('|').slice(1, -1).map((c) => c.trim());
-      const expected = [
-        ...SIZE_CLASSES.map((c) => size(imageSize(c, aspect))),
-        ...VIDEO_RESOLUTIONS.map((r) => size(videoSize(r, aspect))),
-      ];
+      const [aspect, ...cells] = row
+        .split('|')
+        .slice(1, -1)
+        .map((c) => c.trim());
+      const expected = [...SIZE_CLASSES.map((c) => size(imageSize(c, aspect))), ...VIDEO_RESOLUTIONS.map((r) => size(videoSize(r, aspect)))];
       expect(cells, `row ${aspect}`).toEqual(expected);
     }
   });

@@ -56,7 +56,9 @@ export function makeStill(file: string, size = '64x48'): Promise<string> {
 
 /** SHA-256 of a file, to tell contents apart. */
 export async function hashOf(file: string): Promise<string> {
-  return createHash('sha256').update(await readFile(file)).digest('hex');
+  return createHash('sha256')
+    .update(await readFile(file))
+    .digest('hex');
 }
 
 /** The first `n` bytes of a file. */

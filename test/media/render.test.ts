@@ -1,7 +1,8 @@
-import { readdir } from 'node:fs/promises';
+import { mkdir, readdir, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
+import { LocalBackend } from '../../src/backends/index.js';
 import { ASPECT_RATIOS } from '../../src/backends/local/dimensions.js';
 import { renderImage, renderKey, renderTracks, renderVideo } from '../../src/backends/local/render.js';
 import { probe, sniffFile } from '../../src/media/index.js';
@@ -161,5 +162,34 @@ describe('renderKey', () => {
     expect(renderKey('video', { a: 1 })).not.toBe(renderKey('video', { a: 2 }));
     expect(renderKey('video', { a: 1 })).not.toBe(renderKey('image', { a: 1 }));
     expect(renderKey('image', {})).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
+
+describe('render-cache leftovers', () => {
+  const tmp = useTmpDir();
+
+  it('the first use of the cache removes partial files of killed renders; renders still running elsewhere and cached files stay', async () => {
+    const cache = tmp('render-cache');
+    await mkdir(cache);
+    const hourAgo = new Date(Date.now() - 60 * 60_000);
+    const files = {
+      killed: `.${renderKey('video', { a: 1 })}.mp4.0123456789ab.part`,
+      oldGarbage: 'garbage-0123456789ab.png',
+      running: `.${renderKey('video', { a: 2 })}.mp4.ba9876543210.part`,
+      cached: `${renderKey('video', { a: 3 })}.mp4`,
+      other: 'notes.part',
+    };
+    for (const [what, name] of Object.entries(files)) {
+      await writeFile(path.join(cache, name), 'x');
+      if (what !== 'running') await utimes(path.join(cache, name), hourAgo, hourAgo);
+    }
+    const local = new LocalBackend({ now: () => Date.now() }, { queueMs: 0, generateMs: 0, fail: 'none', cacheDir: cache });
+    const out = await local.results({ taskId: 't', model: 'nano-banana-2', kind: 'image', input: { prompt: 'a cat', seed: 1 }, media: {} });
+    const left = await readdir(cache);
+    expect(left).toContain(path.basename(out.files[0]!.path));
+    expect(left).not.toContain(files.killed);
+    expect(left).not.toContain(files.oldGarbage);
+    expect(left).toEqual(expect.arrayContaining([files.running, files.cached, files.other]));
+    expect(left).toHaveLength(4);
   });
 });

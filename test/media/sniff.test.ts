@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SNIFF_BYTES, sniff, sniffFile, type SniffedFormat } from '../../src/media/index.js';
-import { ffmpeg, head, makeClip, makeStill, makeTone, useTmpDir } from './helpers.js';
+import { head, makeClip, makeStill, makeTone, useTmpDir } from './helpers.js';
 
 describe('sniff: every accepted format, made by ffmpeg', () => {
   const tmp = useTmpDir();

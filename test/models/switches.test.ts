@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gengate } from '../helpers/cli.js';
 import { dialects } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { FAST } from '../tasks/support.js';
+import { FAST, eventually } from '../tasks/support.js';
 
 const ADMIN = 'admin-token-0123456789';
 
@@ -16,13 +16,6 @@ describe.each(dialects())('model switches on %s', (dialect) => {
   const admin = (method: string, path: string) => s.call(method, `/admin/v1${path}`, { headers: { authorization: `Bearer ${ADMIN}` } });
   const createTask = (key: string) => s.call('POST', '/api/v1/jobs/createTask', { key, body: { model: 'nano-banana-2', input: { prompt: 'a cat' } } });
   const listed = async () => (await s.call('GET', '/api/v1/models')).body.data.find((m: { id: string }) => m.id === 'nano-banana-2').enabled;
-  async function until(check: () => Promise<boolean>) {
-    const end = Date.now() + 5_000;
-    while (!(await check())) {
-      if (Date.now() > end) throw new Error('not in time');
-      await new Promise((ok) => setTimeout(ok, 20));
-    }
-  }
 
   it('a model disabled by the CLI (another process) answers 505 model_disabled, charges nothing, and shows in /models', async () => {
     const a = await s.account(1);
@@ -31,7 +24,7 @@ describe.each(dialects())('model switches on %s', (dialect) => {
     expect(off.code, off.stderr).toBe(0);
     expect(JSON.parse(off.stdout).model).toMatchObject({ id: 'nano-banana-2', enabled: false, catalogEnabled: true });
     // Wait for this process to see the switch (MODEL_SWITCH_CACHE_MS) without creating, and paying for, tasks meanwhile.
-    await until(async () => (await listed()) === false);
+    await eventually(async () => (await listed()) === false, 5_000, 'this process to see the switch');
     const res = await createTask(a.key);
     expect(res.status).toBe(505);
     expect(res.body).toMatchObject({ error: 'model_disabled' });
@@ -46,6 +39,27 @@ describe.each(dialects())('model switches on %s', (dialect) => {
     expect(on.body.data).toMatchObject({ id: 'nano-banana-2', enabled: true });
     expect((await createTask(a.key)).status).toBe(200);
     expect(await listed()).toBe(true);
+  });
+
+  it('/v1/pricing shows a switch made after start, here at once and from another process, with an ETag that follows it', async () => {
+    const priced = async () => {
+      const r = await s.call('GET', '/v1/pricing');
+      return { etag: r.headers.get('etag')!, enabled: r.body.models.find((m: { id: string }) => m.id === 'seedream-flash').enabled as boolean };
+    };
+    const before = await priced();
+    expect(before.enabled).toBe(true);
+    expect((await admin('POST', '/models/seedream-flash/disable')).status).toBe(200);
+    const off = await priced();
+    expect(off.enabled).toBe(false);
+    expect(off.etag).not.toBe(before.etag);
+    const revalidated = await fetch(`${s.url}/v1/pricing`, { headers: { 'if-none-match': before.etag } });
+    expect(revalidated.status).toBe(200);
+    const env = { DATABASE_URL: s.config.DATABASE_URL, DATA_DIR: s.config.DATA_DIR };
+    const on = await gengate(['model', 'enable', 'seedream-flash', '--json'], env);
+    expect(on.code, on.stderr).toBe(0);
+    await eventually(async () => (await priced()).enabled, 10_000, 'the price list to show the switch made by another process');
+    // The ETag hashes the body: the same switches give the same ETag in every process.
+    expect((await priced()).etag).toBe(before.etag);
   });
 
   it('admin API lists models, switches aliases and slashed ids, refuses unknown ones and needs the token', async () => {

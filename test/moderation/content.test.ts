@@ -7,44 +7,70 @@ import { FAST } from '../tasks/support.js';
 import { startReceiver } from '../callbacks/receiver.js';
 
 const noPhotos = async () => Buffer.alloc(0);
+const asker = { accountId: 'acc_1', keyId: 'key_1', limits: { write: null } };
 
 describe('the local moderator', () => {
   it('collects the prompt and photo links, not other links', () => {
-    const req = moderationRequest({ prompt: 'a cat', image_urls: ['https://a/x.png'], first_frame_url: 'https://a/f.jpg', video_urls: ['https://a/v.mp4'], nsfw_check: true });
+    const req = moderationRequest({
+      prompt: 'a cat',
+      image_urls: ['https://a/x.png'],
+      first_frame_url: 'https://a/f.jpg',
+      video_urls: ['https://a/v.mp4'],
+      nsfw_check: true,
+    });
     expect(req.texts).toEqual([['input.prompt', 'a cat']]);
-    expect(req.photos).toEqual([['input.image_urls[0]', 'https://a/x.png'], ['input.first_frame_url', 'https://a/f.jpg']]);
+    expect(req.photos).toEqual([
+      ['input.image_urls[0]', 'https://a/x.png'],
+      ['input.first_frame_url', 'https://a/f.jpg'],
+    ]);
   });
 
   it('rejects profanity from the maintained list and from the operator list', async () => {
     const m = new LocalModerator(new TextMatcher(['Blorf']), null, noPhotos, { threshold: 0.7, failOpen: false });
     expect(await m.check({ texts: [['input.prompt', 'a fucking cat']], photos: [] })).toMatchObject({ ok: false });
-    expect(await m.check({ texts: [['input.prompt', 'a BLORF cat']], photos: [] })).toEqual({ ok: false, reason: 'input.prompt was rejected by the content check' });
+    expect(await m.check({ texts: [['input.prompt', 'a BLORF cat']], photos: [] })).toEqual({
+      ok: false,
+      reason: 'input.prompt was rejected by the content check',
+    });
     expect(await m.check({ texts: [['input.prompt', 'a blorfish cat on Scunthorpe street']], photos: [] })).toEqual({ ok: true });
   });
 
   it('fails closed when the classifier cannot run, or open when configured', async () => {
-    const broken = { score: async () => { throw new ModerationUnavailable('the image classifier could not be loaded (test)', false); } };
+    const broken = {
+      score: async () => {
+        throw new ModerationUnavailable('the image classifier could not be loaded (test)', false);
+      },
+    };
     const closed = contentCheck(new LocalModerator(new TextMatcher([]), broken, noPhotos, { threshold: 0.7, failOpen: false }));
-    await expect(closed({ prompt: 'a cat', image_urls: ['https://a/x.png'], nsfw_check: true })).rejects.toMatchObject({ kind: 'internal', message: expect.stringMatching(/could not be loaded .*nothing was created or charged/) });
+    await expect(closed({ prompt: 'a cat', image_urls: ['https://a/x.png'], nsfw_check: true }, asker)).rejects.toMatchObject({
+      kind: 'internal',
+      message: expect.stringMatching(/could not be loaded .*nothing was created or charged/),
+    });
     const open = contentCheck(new LocalModerator(new TextMatcher([]), broken, noPhotos, { threshold: 0.7, failOpen: true }));
-    await expect(open({ prompt: 'a cat', image_urls: ['https://a/x.png'], nsfw_check: true })).resolves.toBeUndefined();
+    await expect(open({ prompt: 'a cat', image_urls: ['https://a/x.png'], nsfw_check: true }, asker)).resolves.toBeUndefined();
   });
 
-  it('classifies an image with the model shipped in the npm package (no download)', async () => {
-    const png = await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 20, g: 120, b: 200 } } }).png().toBuffer();
-    const score = await new NsfwjsClassifier().score(png);
-    expect(score).toBeGreaterThanOrEqual(0);
-    expect(score).toBeLessThan(0.7);
-    await expect(new NsfwjsClassifier().score(Buffer.from('not an image'))).rejects.toMatchObject({ clientFault: true });
+  it('classifies an image with the model shipped in the npm package (no download), in a worker thread', async () => {
+    const png = await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 20, g: 120, b: 200 } } })
+      .png()
+      .toBuffer();
+    const classifier = new NsfwjsClassifier();
+    try {
+      const score = await classifier.score(png);
+      expect(score).toBeGreaterThanOrEqual(0);
+      expect(score).toBeLessThan(0.7);
+      await expect(classifier.score(Buffer.from('not an image'))).rejects.toMatchObject({ clientFault: true });
+      expect(classifier.stats().classified).toBe(1);
+    } finally {
+      await classifier.close();
+    }
   }, 60_000);
 });
 
 describe.each(dialects())('nsfw_check on createTask on %s', (dialect) => {
   let s: TestServer;
   let r: Awaited<ReturnType<typeof startReceiver>>;
-  let png: Buffer;
   beforeAll(async () => {
-    png = await sharp({ create: { width: 64, height: 64, channels: 3, background: { r: 200, g: 180, b: 20 } } }).png().toBuffer();
     r = await startReceiver(() => 200);
     s = await startServer(dialect, { ...FAST, MODERATION_WORDS: 'forbiddenword', ALLOW_PRIVATE_NETWORK: 'true' });
   });
@@ -53,7 +79,8 @@ describe.each(dialects())('nsfw_check on createTask on %s', (dialect) => {
     await r.close();
   });
 
-  const createWith = (key: string, input: Record<string, unknown>) => s.call('POST', '/api/v1/jobs/createTask', { key, body: { model: 'nano-banana-2', input } });
+  const createWith = (key: string, input: Record<string, unknown>) =>
+    s.call('POST', '/api/v1/jobs/createTask', { key, body: { model: 'nano-banana-2', input } });
 
   it('rejects a listed word with 400 nsfw_content_detected: no task, no charge', async () => {
     const a = await s.account(1);

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NetGuard, NetError, isBlockedAddress } from '../../src/net/index.js';
 import { startReceiver } from '../callbacks/receiver.js';
@@ -6,14 +7,91 @@ type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
 describe('isBlockedAddress', () => {
   it.each([
-    '127.0.0.1', '127.255.0.9', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.100.100.200',
-    '0.0.0.0', '224.0.0.1', '255.255.255.255', '::1', '::', 'fe80::1', 'fd00:ec2::254', 'fc00::5', '::ffff:127.0.0.1',
-    '::ffff:7f00:1', '::ffff:169.254.169.254', '64:ff9b::a00:1', '[::1]', 'fe80::1%eth0', 'not-an-ip',
+    '127.0.0.1',
+    '127.255.0.9',
+    '10.1.2.3',
+    '172.16.0.1',
+    '172.31.255.255',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.100.100.200',
+    '0.0.0.0',
+    '224.0.0.1',
+    '255.255.255.255',
+    '::1',
+    '::',
+    'fe80::1',
+    'fd00:ec2::254',
+    'fc00::5',
+    '::ffff:127.0.0.1',
+    '::ffff:7f00:1',
+    '::ffff:169.254.169.254',
+    '64:ff9b::a00:1',
+    '[::1]',
+    'fe80::1%eth0',
+    'not-an-ip',
   ])('blocks %s', (ip) => expect(isBlockedAddress(ip)).toBe(true));
 
   it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '192.169.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('allows %s', (ip) =>
     expect(isBlockedAddress(ip)).toBe(false),
   );
+
+  // Issue 17 item 4: IPv6 forms that carry an IPv4 address, and special-purpose ranges the old list missed.
+  it.each([
+    '::127.0.0.1',
+    '::7f00:1',
+    '::169.254.169.254',
+    '::ffff:0:127.0.0.1',
+    '::ffff:0:7f00:1',
+    '2002::',
+    '2002:7f00:1::1',
+    '2002:a9fe:a9fe::1',
+    '2001:0:808:808::80ff:fffe',
+    '2001:0:7f00:1::f7f7:f7f7',
+    'fec0::1',
+    '64:ff9b:1::808:808',
+    '100:0:0:1::1',
+    '2001:2::1',
+    '2001:10::1',
+    '2001:20::1',
+    '3fff::1',
+    '5f00::1',
+    '4000::1',
+    '192.88.99.1',
+    '192.31.196.1',
+    '192.175.48.1',
+    '127.1',
+  ])('blocks %s (embedded IPv4 and IANA special-purpose ranges)', (ip) => expect(isBlockedAddress(ip)).toBe(true));
+
+  it.each(['64:ff9b::808:808', '2002:808:808::1', '2001:0:808:808::f7f7:f7f7', '::ffff:0:8.8.8.8'])('allows %s (carries a public IPv4 address)', (ip) =>
+    expect(isBlockedAddress(ip)).toBe(false),
+  );
+
+  it('judges every IPv6 form that carries an IPv4 address by that address', () => {
+    const hex = (o: number[]) => `${((o[0]! << 8) | o[1]!).toString(16)}:${((o[2]! << 8) | o[3]!).toString(16)}`;
+    const inverted = (o: number[]) => hex(o.map((x) => x ^ 255));
+    const forms = (o: number[]) => {
+      const dotted = o.join('.');
+      return [
+        `::ffff:${dotted}`,
+        `::ffff:${hex(o)}`,
+        `::${dotted}`,
+        `::ffff:0:${dotted}`,
+        `64:ff9b::${dotted}`,
+        `2002:${hex(o)}::1`,
+        `2001:0:${hex(o)}::${inverted([8, 8, 8, 8])}`,
+        `2001:0:808:808::${inverted(o)}`,
+      ];
+    };
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 255 }), { minLength: 4, maxLength: 4 }), (octets) => {
+        const blocked = isBlockedAddress(octets.join('.'));
+        // ::0.0.0.0 and ::0.0.0.1 are the unspecified and loopback addresses themselves: blocked either way.
+        for (const form of forms(octets)) expect([form, isBlockedAddress(form)]).toEqual([form, blocked]);
+      }),
+      { numRuns: 300 },
+    );
+  });
 });
 
 describe('NetGuard', () => {
@@ -30,14 +108,27 @@ describe('NetGuard', () => {
   });
 
   async function refusal(p: Promise<unknown>): Promise<NetError> {
-    const e = await p.then(() => null, (x: unknown) => x);
+    const e = await p.then(
+      () => null,
+      (x: unknown) => x,
+    );
     expect(e).toBeInstanceOf(NetError);
     return e as NetError;
   }
 
   it('refuses a loopback address literal before connecting', async () => {
     const port = new URL(r.url).port;
-    for (const host of ['127.0.0.1', '[::1]', '[::ffff:127.0.0.1]', '0.0.0.0']) {
+    for (const host of [
+      '127.0.0.1',
+      '[::1]',
+      '[::ffff:127.0.0.1]',
+      '0.0.0.0',
+      '[::127.0.0.1]',
+      '[::169.254.169.254]',
+      '[::ffff:0:127.0.0.1]',
+      '[2002:7f00:1::1]',
+      '[fec0::1]',
+    ]) {
       expect((await refusal(strict.fetch(`http://${host}:${port}/ok`))).code).toBe('blocked');
     }
     expect(r.received).toHaveLength(0);

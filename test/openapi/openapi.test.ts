@@ -1,9 +1,10 @@
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import { z } from 'zod';
 import { undocumentedRoutes } from '../../src/http/routes/docs.js';
-import * as S from '../../src/openapi/schemas.js';
+import * as S from '../../src/api/schemas.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { FAST, create, settle } from '../tasks/support.js';
 
@@ -22,7 +23,10 @@ function refs(value: unknown, out: string[] = []): string[] {
 }
 
 function resolve(doc: any, pointer: string): unknown {
-  return pointer.replace(/^#\//, '').split('/').reduce((node, part) => (node == null ? undefined : node[part.replace(/~1/g, '/').replace(/~0/g, '~')]), doc);
+  return pointer
+    .replace(/^#\//, '')
+    .split('/')
+    .reduce((node, part) => (node == null ? undefined : node[part.replace(/~1/g, '/').replace(/~0/g, '~')]), doc);
 }
 
 describe('OpenAPI document', () => {
@@ -83,6 +87,59 @@ describe('OpenAPI document', () => {
     expect(v25.additionalProperties).toBe(false);
   });
 
+  it('documents callBackUrl and Idempotency-Key as createTask enforces them: a value the document allows is accepted, one it refuses is refused', async () => {
+    // Checked the way a client would check (a JSON Schema validator with formats), against real answers.
+    const documented = (schema: unknown) => new AjvJsonSchemaValidator().getValidator(schema as object);
+    const { key } = await s.account(5);
+    const body = (extra: Record<string, unknown>) => ({ model: 'suno-v6', input: { prompt: 'la la' }, ...extra });
+    const url = documented(doc.components.schemas['CreateTask.suno-v6'].properties.callBackUrl);
+    const urls = [
+      'https://example.com/h',
+      'HTTP://EXAMPLE.COM/h',
+      'ftp://example.com/h',
+      'http:',
+      'mailto:a@example.com',
+      'example.com/h',
+      'javascript:alert(1)',
+      `https://example.com/${'a'.repeat(2048)}`,
+    ];
+    for (const callBackUrl of urls) {
+      const r = await s.call('POST', '/api/v1/jobs/createTask', { key, body: body({ callBackUrl }) });
+      expect(r.status === 200 ? 'accepted' : `${r.status} ${r.body.msg}`, callBackUrl.slice(0, 40)).toEqual(
+        url(callBackUrl).valid ? 'accepted' : expect.stringMatching(/^400 callBackUrl/),
+      );
+    }
+    const header = doc.paths['/api/v1/jobs/createTask'].post.parameters.find((p: { name: string }) => p.name === 'Idempotency-Key');
+    const idem = documented(header.schema);
+    for (const k of ['k-1', 'a'.repeat(128), 'a'.repeat(129), 'has space', '', '~!@#$%^&*()']) {
+      const r = await s.call('POST', '/api/v1/jobs/createTask', { key, body: body({}), headers: { 'idempotency-key': k } });
+      expect(r.status === 200 ? 'accepted' : `${r.status} ${r.body.msg}`, k.slice(0, 20)).toEqual(
+        idem(k).valid ? 'accepted' : expect.stringMatching(/^400 Idempotency-Key must be/),
+      );
+    }
+  });
+
+  it('documents model inputs as createTask reads them: numbers and booleans as text (duration "5") are valid for both, nonsense for neither', async () => {
+    const documented = (schema: unknown) => new AjvJsonSchemaValidator().getValidator(schema as object);
+    const { key } = await s.account(20);
+    const cases: Array<[string, Record<string, unknown>]> = [
+      ['wan-3.0', { prompt: 'waves', duration: '5' }],
+      ['wan-3.0', { prompt: 'waves', duration: ' 10 ', generate_audio: 'FALSE' }],
+      ['seedance-2.5', { prompt: 'waves', duration: '5', return_last_frame: 'true', seed: '42' }],
+      ['suno-v6', { prompt: 'la la', instrumental: 'True' }],
+      ['wan-3.0', { prompt: 'waves', duration: 'five' }],
+      ['seedance-2.5', { prompt: 'waves', generate_audio: 'maybe' }],
+    ];
+    for (const [model, input] of cases) {
+      const valid = documented(doc.components.schemas[`Input.${model}`])(input).valid;
+      const r = await s.call('POST', '/api/v1/jobs/createTask', { key, body: { model, input } });
+      expect(r.status === 200 ? 'accepted' : `${r.status} ${r.body.msg}`, `${model} ${JSON.stringify(input)}`).toEqual(
+        valid ? 'accepted' : expect.stringMatching(/^400 input\./),
+      );
+    }
+    expect(documented(doc.components.schemas['Input.wan-3.0'])({ prompt: 'waves', duration: '5' }).valid).toBe(true);
+  });
+
   it('uses the identifiers of the configured ERROR_STYLE', async () => {
     const ref = await startServer('sqlite', { ERROR_STYLE: 'reference' });
     try {
@@ -108,7 +165,10 @@ describe('OpenAPI document', () => {
     expect(task.callback).not.toBeNull();
     strict(S.TaskList, (await s.call('GET', '/api/v1/jobs/list', { key })).body.data);
     const poor = await s.account(0);
-    strict(S.PaymentRequired, (await s.call('POST', '/api/v1/jobs/createTask', { key: poor.key, body: { model: 'suno-v6', input: { prompt: 'x' } } })).body.data);
+    strict(
+      S.PaymentRequired,
+      (await s.call('POST', '/api/v1/jobs/createTask', { key: poor.key, body: { model: 'suno-v6', input: { prompt: 'x' } } })).body.data,
+    );
     strict(S.PriceResult, (await s.call('GET', '/v1/pricing/calculate?model=suno-v6')).body);
     strict(S.PriceRefusal, (await s.call('GET', '/v1/pricing/calculate?model=nope')).body);
     const list = strict(S.PriceList, (await s.call('GET', '/v1/pricing')).body);
@@ -120,7 +180,9 @@ describe('OpenAPI document', () => {
     (await s.call('GET', `/admin/v1/accounts/${acct.account.id}/ledger`, { headers: admin })).body.data.forEach((e: unknown) => strict(S.LedgerEntry, e));
     strict(S.Ready, (await s.call('GET', '/readyz')).body);
     (await s.call('GET', '/admin/v1/models', { headers: admin })).body.data.forEach((m: unknown) => strict(S.ModelSwitch, m));
-    const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#f00' } }).png().toBuffer();
+    const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#f00' } })
+      .png()
+      .toBuffer();
     const form = new FormData();
     form.append('file', new Blob([png]), 'red.png');
     const up = await fetch(`${s.url}/api/v1/files/upload`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });

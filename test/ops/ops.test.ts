@@ -33,10 +33,10 @@ for (const dialect of dialects()) {
       expect(r.headers.get('cache-control')).toBe('no-store');
     });
 
-    it('/readyz answers 200 when the database and the blob store answer', async () => {
+    it('/readyz answers 200 when the database and the blob store answer and ffmpeg runs', async () => {
       const r = await s.call('GET', '/readyz');
       expect(r.status).toBe(200);
-      expect(r.body).toEqual({ status: 'ok', checks: { database: 'ok', blobs: 'ok' } });
+      expect(r.body).toEqual({ status: 'ok', checks: { database: 'ok', blobs: 'ok', media: 'ok' } });
     });
 
     it('/metrics counts requests by route pattern and status, with latency buckets', async () => {

@@ -29,7 +29,11 @@ describe('catalog and price endpoints over HTTP', () => {
       expect(v25.parameters).toMatchObject({ type: 'object', additionalProperties: false });
       expect(v25.parameters.properties.resolution).toMatchObject({ enum: ['480p', '720p', '1080p'], default: '720p' });
       expect(v25.parameters.properties.size.description).toBe('Alias of aspect_ratio.');
-      expect(v25.pricing).toMatchObject({ unit: 'second', price_by: 'resolution', calculator_url: 'https://prices.example.com/v1/pricing/calculate?model=seedance-2.5' });
+      expect(v25.pricing).toMatchObject({
+        unit: 'second',
+        price_by: 'resolution',
+        calculator_url: 'https://prices.example.com/v1/pricing/calculate?model=seedance-2.5',
+      });
       expect(v25.pricing.tiers[1]).toEqual({
         when: { resolution: '720p' },
         price: { usd: 0.281, micros: 281_000, rub: 28.1 },
@@ -48,7 +52,12 @@ describe('catalog and price endpoints over HTTP', () => {
       expect(r.headers.get('content-type')).toMatch(/^application\/json/);
       expect(r.headers.get('cache-control')).toBe('public, max-age=300');
       expect(r.headers.get('etag')).toMatch(/^"[A-Za-z0-9_-]{32}"$/);
-      expect(r.body).toMatchObject({ object: 'price_list', currency: 'USD', usd_rub_rate: 100, calculator_url: 'https://prices.example.com/v1/pricing/calculate' });
+      expect(r.body).toMatchObject({
+        object: 'price_list',
+        currency: 'USD',
+        usd_rub_rate: 100,
+        calculator_url: 'https://prices.example.com/v1/pricing/calculate',
+      });
       expect(r.body.code).toBeUndefined();
       expect(r.body.models).toHaveLength(19);
       const suno = r.body.models.find((m: { id: string }) => m.id === 'suno-v6');
@@ -98,7 +107,12 @@ describe('catalog and price endpoints over HTTP', () => {
       expect(r.body).toMatchObject({ ok: true, model: 'google/nano-banana-edit', unit: 'image', price_usd: 0.02 });
     });
     it('refuses hostile queries cleanly', async () => {
-      for (const q of ['model=seedance-2.5&__proto__=1', 'model=seedance-2.5&model=suno-v6', 'model=seedance-2.5&reference_video_seconds=1e999', `model=${'x'.repeat(5000)}`]) {
+      for (const q of [
+        'model=seedance-2.5&__proto__=1',
+        'model=seedance-2.5&model=suno-v6',
+        'model=seedance-2.5&reference_video_seconds=1e999',
+        `model=${'x'.repeat(5000)}`,
+      ]) {
         const r = await s.call('GET', `/v1/pricing/calculate?${q}`);
         expect(r.status, q).toBe(400);
         expect(r.body.ok).toBe(false);
@@ -143,9 +157,11 @@ describe('an operator catalog file reaches the endpoints', () => {
   it('marks disabled models and shows overridden prices everywhere', async () => {
     const models = (await s.call('GET', '/api/v1/models')).body.data;
     expect(models.find((m: { id: string }) => m.id === 'wan-2.7').enabled).toBe(false);
-    expect(models.find((m: { id: string }) => m.id === 'seedance-2.0-fast').aliases).toEqual(['fast']);
+    expect(models.find((m: { id: string }) => m.id === 'seedance-2.0-fast').aliases).toEqual(['bytedance/seedance-2-fast', 'fast']);
     const list = (await s.call('GET', '/v1/pricing')).body;
     expect(list.models.find((m: { id: string }) => m.id === 'seedance-2.0-fast').tiers[1].price.usd).toBe(0.2);
     expect((await s.call('GET', '/v1/pricing/calculate?model=fast')).body).toMatchObject({ model: 'seedance-2.0-fast', price_usd: 1 });
+    // A kie.ai id is priced like its GenGate model, with the operator's prices.
+    expect((await s.call('GET', '/v1/pricing/calculate?model=bytedance/seedance-2-fast')).body).toMatchObject({ model: 'seedance-2.0-fast', price_usd: 1 });
   });
 });

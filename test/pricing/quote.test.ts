@@ -27,27 +27,83 @@ const CASES: Case[] = [
   ['seedance-2.0-fast', '480p 15 s: 0.052 × 15', { ...P, resolution: '480p', duration: '15' }, undefined, '0.780', 15],
   ['seedance-2.0-fast', '720p 5 s + 3 s client video at 0.067: × 8', { ...P, video_urls: videoList(1) }, facts([3]), '0.536', 8],
   ['seedance-2.0-fast', '480p 5 s + clips 4 + 6 s at 0.031: × 15', { ...P, resolution: '480p', video_urls: videoList(2) }, facts([4, 6]), '0.465', 15],
-  ['seedance-2.0-fast', 'auto_trim 10/8/6 → 5/5/5, 720p 5 s + 15 s at 0.067: × 20', { ...P, video_urls: videoList(3), auto_trim: true }, facts([10, 8, 6]), '1.340', 20],
-  ['seedance-2.0-fast', 'audio only adds nothing: 720p 5 s at 0.112', { ...P, image_urls: ['https://img.example.com/a.jpg'], audio_urls: [`${BASE}/files/a0/sound.mp3`] }, facts([], [12]), '0.560', 5],
+  [
+    'seedance-2.0-fast',
+    'auto_trim 10/8/6 → 5/5/5, 720p 5 s + 15 s at 0.067: × 20',
+    { ...P, video_urls: videoList(3), auto_trim: true },
+    facts([10, 8, 6]),
+    '1.340',
+    20,
+  ],
+  [
+    'seedance-2.0-fast',
+    'audio only adds nothing: 720p 5 s at 0.112',
+    { ...P, image_urls: ['https://img.example.com/a.jpg'], audio_urls: [`${BASE}/files/a0/sound.mp3`] },
+    facts([], [12]),
+    '0.560',
+    5,
+  ],
   ['seedance-2.5', 'defaults 720p 5 s: 0.281 × 5', P, undefined, '1.405', 5],
   ['seedance-2.5', '1080p 30 s: 0.501 × 30', { ...P, resolution: '1080p', duration: 30 }, undefined, '15.030', 30],
   ['seedance-2.5', '480p 4 s: 0.125 × 4', { ...P, resolution: '480p', duration: 4 }, undefined, '0.500', 4],
   ['seedance-2.5', 'auto at 720p is charged as 30 s: 0.281 × 30', { ...P, duration: 'auto' }, undefined, '8.430', 30],
-  ['seedance-2.5', '-1 at 1080p with a 10 s clip: 0.299 × (30 + 10)', { ...P, duration: -1, resolution: '1080p', video_urls: videoList(1) }, facts([10]), '11.960', 40],
+  [
+    'seedance-2.5',
+    '-1 at 1080p with a 10 s clip: 0.299 × (30 + 10)',
+    { ...P, duration: -1, resolution: '1080p', video_urls: videoList(1) },
+    facts([10]),
+    '11.960',
+    40,
+  ],
   ['seedance-2.5', 'draft at "1080p" is 480p: 0.125 × 10', { ...P, draft: true, resolution: '1080p', duration: 10 }, undefined, '1.250', 10],
   ['seedance-2.5', 'draft with a 6 s clip: 0.075 × (5 + 6)', { ...P, draft: true, video_urls: videoList(1) }, facts([6]), '0.825', 11],
-  ['seedance-2.5', 'edit: length = first clip 7 s, duration ignored; + 7 + 5 source at 0.169', { ...P, video_mode: 'edit', duration: 12, video_urls: videoList(2) }, facts([7, 5]), '3.211', 19],
+  [
+    'seedance-2.5',
+    'edit: length = first clip 7 s, duration ignored; + 7 + 5 source at 0.169',
+    { ...P, video_mode: 'edit', duration: 12, video_urls: videoList(2) },
+    facts([7, 5]),
+    '3.211',
+    19,
+  ],
   ['seedance-2.5', 'edit trimmed to 9 s: (9 + 9) × 0.169', { ...P, video_mode: 'edit', trim_video_to: 9, video_urls: videoList(1) }, facts([20]), '3.042', 18],
-  ['seedance-2.5', 'extend 480p: 6 s result + 10 s clip at 0.075', { ...P, video_mode: 'extend', resolution: '480p', duration: 6, video_urls: videoList(1) }, facts([10]), '1.200', 16],
-  ['seedance-2.5', 'auto + trim_to_duration keeps a 30 s clip: (30 + 30) × 0.169', { ...P, duration: 'auto', trim_to_duration: true, video_urls: videoList(1) }, facts([30]), '10.140', 60],
-  ['seedance-2.5', 'trim_to_duration to 8 s: (8 + 8) × 0.075 at 480p', { ...P, resolution: '480p', duration: 8, trim_to_duration: true, video_urls: videoList(1) }, facts([25]), '1.200', 16],
+  [
+    'seedance-2.5',
+    'extend 480p: 6 s result + 10 s clip at 0.075',
+    { ...P, video_mode: 'extend', resolution: '480p', duration: 6, video_urls: videoList(1) },
+    facts([10]),
+    '1.200',
+    16,
+  ],
+  [
+    'seedance-2.5',
+    'auto + trim_to_duration keeps a 30 s clip: (30 + 30) × 0.169',
+    { ...P, duration: 'auto', trim_to_duration: true, video_urls: videoList(1) },
+    facts([30]),
+    '10.140',
+    60,
+  ],
+  [
+    'seedance-2.5',
+    'trim_to_duration to 8 s: (8 + 8) × 0.075 at 480p',
+    { ...P, resolution: '480p', duration: 8, trim_to_duration: true, video_urls: videoList(1) },
+    facts([25]),
+    '1.200',
+    16,
+  ],
   ['seedance-2.0', '1080p 15 s + 15 s clip at 0.240', { ...P, resolution: '1080p', duration: 15, video_urls: videoList(1) }, facts([15]), '7.200', 30],
   ['seedance-2.0', '480p 5 s: 0.100 × 5', { ...P, resolution: '480p' }, undefined, '0.500', 5],
   ['seedance-2.0-mini', '480p 5 s: 0.030 × 5', { ...P, resolution: '480p' }, undefined, '0.150', 5],
   ['seedance-2.0-mini', '720p 15 s: 0.065 × 15', { ...P, duration: 15 }, undefined, '0.975', 15],
   ['seedance-1.5-pro', '480p 4 s: 0.027 × 4', { ...P, resolution: '480p', duration: 4 }, undefined, '0.108', 4],
   ['seedance-1.5-pro', '1080p 12 s: 0.141 × 12', { ...P, resolution: '1080p', duration: 12 }, undefined, '1.692', 12],
-  ['seedance-1.5-pro', '720p 7 s with both frames: 0.058 × 7', { first_frame_url: 'https://img.example.com/a.jpg', last_frame_url: 'https://img.example.com/b.jpg', duration: 7 }, undefined, '0.406', 7],
+  [
+    'seedance-1.5-pro',
+    '720p 7 s with both frames: 0.058 × 7',
+    { first_frame_url: 'https://img.example.com/a.jpg', last_frame_url: 'https://img.example.com/b.jpg', duration: 7 },
+    undefined,
+    '0.406',
+    7,
+  ],
   ['wan-3.0', '1080p 15 s: 0.150 × 15', { ...P, resolution: '1080p', duration: 15 }, undefined, '2.250', 15],
   ['wan-2.7', '480p 10 s: 0.040 × 10', { ...P, resolution: '480p', duration: 10 }, undefined, '0.400', 10],
   ['higgsfield-genjutsu', '1080p 10 s: 0.180 × 10', { ...P, resolution: '1080p', duration: 10 }, undefined, '1.800', 10],
@@ -79,8 +135,18 @@ describe('quote: hand-worked cases', () => {
 
   it('reports the rate and the parts of the seconds', () => {
     expect(priced('seedance-2.5', { ...P, duration: -1, resolution: '1080p', video_urls: videoList(1) }, facts([10]))).toEqual({
-      model: 'seedance-2.5', unit: 'second', units: 40, resultSeconds: 30, sourceSeconds: 10, billableSeconds: 40,
-      rateKey: '1080p', rateMicros: 299_000, withClientVideo: true, priceMicros: 11_960_000, autoLength: true, draftFinal: false,
+      model: 'seedance-2.5',
+      unit: 'second',
+      units: 40,
+      resultSeconds: 30,
+      sourceSeconds: 10,
+      billableSeconds: 40,
+      rateKey: '1080p',
+      rateMicros: 299_000,
+      withClientVideo: true,
+      priceMicros: 11_960_000,
+      autoLength: true,
+      draftFinal: false,
     });
     expect(priced('suno-v6', { prompt: 'x' })).toMatchObject({ unit: 'run', units: 1, rateKey: '*', rateMicros: 90_000, billableSeconds: null });
     expect(priced('gpt-image-2.5-text-to-image', P)).toMatchObject({ unit: 'image', rateKey: 'auto', rateMicros: 42_000 });
@@ -104,8 +170,7 @@ describe('quote: draft finals (DECISIONS §5)', () => {
 });
 
 describe('quote: rounding up to 0.001 USD after multiplying (integer arithmetic)', () => {
-  const withOverride = (price: unknown, model: string, input: Record<string, unknown>) =>
-    quote(buildCatalog({ models: { [model]: { price } } }), model, input);
+  const withOverride = (price: unknown, model: string, input: Record<string, unknown>) => quote(buildCatalog({ models: { [model]: { price } } }), model, input);
   it('0.0525/s × 5 s = 0.2625 → 0.263', () => {
     expect(withOverride({ '720p': '0.0525' }, 'wan-2.7', { duration: 5 }).priceMicros).toBe(263_000);
   });
@@ -124,7 +189,14 @@ describe('quote: rounding up to 0.001 USD after multiplying (integer arithmetic)
     expect(quote(catalog, 'seedance-2.5', { duration: 5, resolution: '480p', video_urls: [ref] }, { [ref]: { seconds: 0.001 } }).priceMicros).toBe(376_000);
     expect(quote(catalog, 'seedance-2.0-fast', { duration: 5, resolution: '480p', video_urls: [ref] }, { [ref]: { seconds: 5 } }).priceMicros).toBe(310_000);
     // 0.1 + 0.2 seconds are exactly 0.3, not 0.30000000000000004: 0.031 × 5.3 = 0.1643 → 0.165
-    expect(quote(catalog, 'seedance-2.0-fast', { duration: 5, resolution: '480p', video_urls: [ref, 'calc:b'] }, { [ref]: { seconds: 0.1 }, 'calc:b': { seconds: 0.2 } })).toMatchObject({ priceMicros: 165_000, billableSeconds: 5.3 });
+    expect(
+      quote(
+        catalog,
+        'seedance-2.0-fast',
+        { duration: 5, resolution: '480p', video_urls: [ref, 'calc:b'] },
+        { [ref]: { seconds: 0.1 }, 'calc:b': { seconds: 0.2 } },
+      ),
+    ).toMatchObject({ priceMicros: 165_000, billableSeconds: 5.3 });
   });
 });
 
@@ -149,6 +221,8 @@ describe('settleAutoLength (the refund of unused seconds)', () => {
 
 describe('quote refuses what it cannot price', () => {
   it('a video link without facts (not an upload)', () => {
-    expect(() => quote(catalog, 'seedance-2.5', { duration: 5, video_urls: ['https://x/v.mp4'] })).toThrow(/^input\.video_urls\[0\] must be a link returned by POST/);
+    expect(() => quote(catalog, 'seedance-2.5', { duration: 5, video_urls: ['https://x/v.mp4'] })).toThrow(
+      /^input\.video_urls\[0\] must be a link returned by POST/,
+    );
   });
 });

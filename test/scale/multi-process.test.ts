@@ -9,7 +9,7 @@ import { stop } from '../helpers/cli.js';
 import { createTestDb, type TestDb } from '../helpers/db.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';
 import { startReceiver } from '../callbacks/receiver.js';
-import { expectLedgerInvariant } from '../tasks/support.js';
+import { eventually, expectLedgerInvariant } from '../tasks/support.js';
 import { Processes, createTask, job, prompt, runUntil, type Answer } from './support.js';
 
 const enabled = !!process.env.TEST_DATABASE_URL && !!process.env.TEST_REDIS_URL;
@@ -52,6 +52,8 @@ describe.skipIf(!enabled)('3 API processes and 2 workers on PostgreSQL, Redis an
       REDIS_URL: process.env.TEST_REDIS_URL!,
       ...s3.env,
       FIRST_RUN_ACCOUNT: 'false',
+      // Every process has its own DATA_DIR, so the key that seals webhook secrets must come from the settings.
+      GENGATE_SECRET_KEY: 'scale-test-secret-key-0123456789abcdef',
       LOG_LEVEL: 'warn',
       LOCAL_QUEUE_MS: '20',
       LOCAL_GENERATE_MS: '50',
@@ -143,15 +145,19 @@ describe.skipIf(!enabled)('3 API processes and 2 workers on PostgreSQL, Redis an
     const { db: q } = services.database;
 
     // Every task final (the killed worker's leases run out and the others take its tasks over).
-    const end = Date.now() + 150_000;
     let open = -1;
-    while (Date.now() < end) {
-      const row = await q.selectFrom('tasks').select(sql<number>`count(*)`.as('n')).where('state', 'not in', ['success', 'fail']).executeTakeFirstOrThrow();
-      open = Number(row.n);
-      if (open === 0) break;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-    expect(open).toBe(0);
+    await eventually(
+      async () => {
+        const row = await q
+          .selectFrom('tasks')
+          .select(sql<number>`count(*)`.as('n'))
+          .where('state', 'not in', ['success', 'fail'])
+          .executeTakeFirstOrThrow();
+        return (open = Number(row.n)) === 0;
+      },
+      150_000,
+      () => `every task final; ${open} still open`,
+    );
     const tasks = await q.selectFrom('tasks').select(['id', 'state', 'account_id']).execute();
     expect(tasks).toHaveLength(taskIds.length + LIMIT);
     expect(new Set(tasks.map((t) => t.id))).toEqual(new Set([...taskIds, ...tasks.filter((t) => t.account_id === limited.account.id).map((t) => t.id)]));
@@ -177,9 +183,17 @@ describe.skipIf(!enabled)('3 API processes and 2 workers on PostgreSQL, Redis an
     await expectLedgerInvariant(services.database);
 
     // Every callback delivered, each task's deliveries under one webhook-id, distinct across tasks.
-    const delivered = async () => Number((await q.selectFrom('callbacks').select(sql<number>`count(*)`.as('n')).where('status', '=', 'delivered').executeTakeFirstOrThrow()).n);
-    const cbEnd = Date.now() + 60_000;
-    while ((await delivered()) < taskIds.length && Date.now() < cbEnd) await new Promise((r) => setTimeout(r, 250));
+    const delivered = async () =>
+      Number(
+        (
+          await q
+            .selectFrom('callbacks')
+            .select(sql<number>`count(*)`.as('n'))
+            .where('status', '=', 'delivered')
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    await eventually(async () => (await delivered()) >= taskIds.length, 60_000, 'every callback delivered');
     expect(await delivered()).toBe(taskIds.length);
     const idsByTask = new Map<string, Set<string>>();
     for (const r of receiver.received) {

@@ -28,6 +28,7 @@ describe.each(bridges)('wake-ups through %s', (bridge) => {
     // A worker that polls only once a minute: only a wake-up can make it take new work quickly.
     worker = await buildServices(loadConfig({ ...FAST, ...env, DATABASE_URL: api.db.url, DATA_DIR: api.db.dir, LOG_LEVEL: 'silent', ENGINE_POLL_MS: '60000' }));
     worker.tasks.signals.on('created', (id) => received.push(['created', id]));
+    worker.tasks.signals.on('due', (id) => received.push(['due', id]));
     api.services.tasks.signals.on('finished', (id) => received.push(['finished', id]));
     api.services.tasks.signals.on('callbackDue', (id) => received.push(['callbackDue', id]));
     worker.engine.start();
@@ -43,7 +44,7 @@ describe.each(bridges)('wake-ups through %s', (bridge) => {
   });
 
   it('a task created on the API process wakes the idle worker at once', async () => {
-    await new Promise((r) => setTimeout(r, 300)); // the worker's first (empty) claim is over: it now sleeps 60 s
+    await eventually(() => worker.engine.rounds >= 1, 15_000, "the worker's first (empty) claim round"); // it now sleeps 60 s
     const a = await api.account(1);
     const id = await create(api, a.key, 'seedream-flash', { prompt: 'wake up' });
     await eventually(async () => received.some(([e, t]) => e === 'created' && t === id));
@@ -52,6 +53,11 @@ describe.each(bridges)('wake-ups through %s', (bridge) => {
       return now.state !== 'waiting' ? now : null;
     });
     expect(t.state).not.toBe('waiting');
+  });
+
+  it('an upstream notice received by the API process (due) reaches the worker', async () => {
+    api.services.tasks.signals.emit('due', 'task-noticed');
+    await eventually(async () => received.some(([e, t]) => e === 'due' && t === 'task-noticed'));
   });
 
   it('finished on the worker reaches the API process; a process does not hear its own messages twice', async () => {

@@ -1,9 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { Breaker } from '../../src/tasks/index.js';
+import { Breaker } from '../../src/engine/index.js';
 
 /** The per-route circuit breaker on a clock the test moves. */
 describe('route circuit breaker', () => {
-  const clock = { t: 0, now() { return this.t; } };
+  const clock = {
+    t: 0,
+    now() {
+      return this.t;
+    },
+  };
   it('opens after N failures in a row, lets one trial through after the cool-down, closes on success', () => {
     const b = new Breaker({ failures: 3, cooldownMs: 1000 }, clock);
     b.failure();

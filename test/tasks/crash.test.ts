@@ -5,7 +5,7 @@ import { buildServices } from '../../src/services.js';
 import { MICROS_PER_USD } from '../../src/billing/index.js';
 import { spawnServe, stop } from '../helpers/cli.js';
 import { createTestDb, dialects, type TestDb } from '../helpers/db.js';
-import { UNLIMITED, expectLedgerInvariant } from './support.js';
+import { UNLIMITED, eventually, expectLedgerInvariant } from './support.js';
 
 /** Real `gengate serve` processes over one database: kill -9, restarts and two processes at once. */
 describe.each(dialects())('processes sharing a %s database', (dialect) => {
@@ -62,7 +62,8 @@ describe.each(dialects())('processes sharing a %s database', (dialect) => {
     const ids: string[] = [];
     // Tasks charged by an API-only process that dies before any hand-off...
     const api = await serve({ RUN_ENGINE: 'false' });
-    for (let i = 0; i < 8; i++) ids.push((await call(api.url, key, 'POST', '/api/v1/jobs/createTask', { model: 'seedream-flash', input: { prompt: `early ${i}` } })).body.data.taskId);
+    for (let i = 0; i < 8; i++)
+      ids.push((await call(api.url, key, 'POST', '/api/v1/jobs/createTask', { model: 'seedream-flash', input: { prompt: `early ${i}` } })).body.data.taskId);
     await stop(api.child, 'SIGKILL');
     // ...and tasks in every state when a worker dies.
     const first = await serve();
@@ -73,17 +74,23 @@ describe.each(dialects())('processes sharing a %s database', (dialect) => {
       { model: 'seedream-flash', input: { prompt: 'doomed gengate:fail=501' } },
     ];
     for (let i = 0; i < 24; i++) ids.push((await call(first.url, key, 'POST', '/api/v1/jobs/createTask', inputs[i % 4])).body.data.taskId);
-    await new Promise((r) => setTimeout(r, 350));
+    const statesOn = (url: string, which: string[]) =>
+      Promise.all(which.map(async (id) => (await call(url, key, 'GET', `/api/v1/jobs/recordInfo?taskId=${id}`)).body.data.state as string));
+    // The kill comes while the worker has tasks in hand: some handed to the backend and still running.
+    await eventually(
+      async () => (await statesOn(first.url, ids)).some((s) => s === 'queuing' || s === 'generating'),
+      30_000,
+      'a task in the hands of the backend',
+    );
     await stop(first.child, 'SIGKILL');
 
     const second = await serve();
-    const end = Date.now() + 60_000;
     let states: string[] = [];
-    while (Date.now() < end) {
-      states = await Promise.all(ids.map(async (id) => (await call(second.url, key, 'GET', `/api/v1/jobs/recordInfo?taskId=${id}`)).body.data.state as string));
-      if (states.every((s) => s === 'success' || s === 'fail')) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await eventually(
+      async () => (states = await statesOn(second.url, ids)).every((s) => s === 'success' || s === 'fail'),
+      60_000,
+      () => `every task final: ${states.join(' ')}`,
+    );
     expect(states.filter((s) => s === 'fail')).toHaveLength(6);
     expect(states.filter((s) => s === 'success')).toHaveLength(26);
     await stop(second.child, 'SIGKILL');
@@ -91,11 +98,19 @@ describe.each(dialects())('processes sharing a %s database', (dialect) => {
     await inspect(async (s) => {
       const entries = await s.database.db.selectFrom('ledger_entries').select(['task_id', 'kind']).where('task_id', 'in', ids).execute();
       for (const id of ids) {
-        const kinds = entries.filter((e) => e.task_id === id).map((e) => e.kind).sort();
+        const kinds = entries
+          .filter((e) => e.task_id === id)
+          .map((e) => e.kind)
+          .sort();
         const failed = states[ids.indexOf(id)] === 'fail';
         expect(kinds, id).toEqual(failed ? ['charge', 'refund'] : ['charge']);
       }
-      const finals = await s.database.db.selectFrom('task_events').select('task_id').where('task_id', 'in', ids).where('to_state', 'in', ['success', 'fail']).execute();
+      const finals = await s.database.db
+        .selectFrom('task_events')
+        .select('task_id')
+        .where('task_id', 'in', ids)
+        .where('to_state', 'in', ['success', 'fail'])
+        .execute();
       expect(finals).toHaveLength(ids.length);
       await expectLedgerInvariant(s.database);
     });

@@ -90,7 +90,13 @@ describe.each(dialects())('POST /jobs/createTask on %s', (dialect) => {
     const a = await s.account(1);
     const id = await create(s, a.key, 'suno-v6', { prompt: 'x' }, { callBackUrl: 'https://hooks.example.com/gg' });
     expect((await info(s, a.key, id)).callback).toEqual({
-      url: 'https://hooks.example.com/gg', status: 'pending', attempts: 0, lastAttemptAt: null, lastStatusCode: null, lastError: null, deliveredAt: null,
+      url: 'https://hooks.example.com/gg',
+      status: 'pending',
+      attempts: 0,
+      lastAttemptAt: null,
+      lastStatusCode: null,
+      lastError: null,
+      deliveredAt: null,
     });
     expect((await info(s, a.key, await create(s, a.key, 'suno-v6', { prompt: 'x' }))).callback).toBeNull();
   });

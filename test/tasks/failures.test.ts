@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalBackend, type Backend, type BackendJob } from '../../src/backends/index.js';
 import { buildServices } from '../../src/services.js';
@@ -32,6 +33,14 @@ function scripted(local: Backend): Backend & { submits: number } {
     async progress(job: BackendJob, ref: string) {
       if (said(job).includes('bad-state')) return { state: 'exploded' } as never;
       if (said(job).includes('fails-after-accept')) return { state: 'failed', kind: 'generation', message: 'the model gave up' } as const;
+      if (said(job).includes('leaks-path')) {
+        return {
+          state: 'failed',
+          kind: 'generation',
+          message:
+            'render of file:/var/lib/gengate/render-cache/ab.mp4 failed (encode data/render-cache/ab.mp4: ffmpeg exited with code 1: Conversion failed!), see https://status.example.com/x\n[libx264 @ 0x55] /srv/gengate/tmp/ab.part: No space left',
+        } as const;
+      }
       return local.progress(job, ref);
     },
     async results(job: BackendJob, ref: string) {
@@ -90,7 +99,12 @@ describe.each(dialects())('task failures on %s', (dialect) => {
 
   it('garbage from a backend (bad reference, unknown state, no files, wrong kind of file) fails the task, never succeeds it', async () => {
     const a = await s.account(2);
-    for (const [prompt, code] of [['bad-ref', 503], ['bad-state', 503], ['no-files', 500], ['wrong-kind', 500]] as const) {
+    for (const [prompt, code] of [
+      ['bad-ref', 503],
+      ['bad-state', 503],
+      ['no-files', 500],
+      ['wrong-kind', 500],
+    ] as const) {
       const t = await expectRefunded(a.key, await create(s, a.key, 'suno-v6', { prompt }), code, 'server_error');
       expect(t.failMsg.length).toBeGreaterThan(10);
     }
@@ -100,6 +114,12 @@ describe.each(dialects())('task failures on %s', (dialect) => {
     const a = await s.account(1);
     const t = await expectRefunded(a.key, await create(s, a.key, 'suno-v6', { prompt: 'fails-after-accept' }), 501, 'server_error');
     expect(t.failMsg).toBe('the model gave up');
+  });
+
+  it('a failure message that names server files or carries tool output is cleaned before a client sees it', async () => {
+    const a = await s.account(1);
+    const t = await expectRefunded(a.key, await create(s, a.key, 'suno-v6', { prompt: 'leaks-path' }), 501, 'server_error');
+    expect(t.failMsg).toBe('render of (a server file) failed (encode (a server file): ffmpeg exited with code 1), see https://status.example.com/x');
   });
 
   // In one process two SQLite connections deadlock (better-sqlite3 waits synchronously); crash.test.ts runs two processes on SQLite.
@@ -149,6 +169,36 @@ describe('LOCAL_FAIL', () => {
       const a = await s.account(1);
       const t = await settle(s, a.key, await create(s, a.key, 'suno-v6', { prompt: 'fine' }));
       expect(t).toMatchObject({ state: 'fail', failCode: 422, refunded: true });
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe.each(dialects())('a local render that fails on %s', (dialect) => {
+  it("shows the client what went wrong, never a server path or ffmpeg's words; the log keeps the detail", async () => {
+    const clock = new MovableClock();
+    const probe = await startServer(dialect);
+    // A render cache whose own path fits the system's limit but whose files do not: ffmpeg really fails
+    // ("File name too long") and its message names the file under the cache.
+    let cacheDir = probe.db.dir;
+    while (cacheDir.length < 4040 - 200) cacheDir = path.join(cacheDir, 'd'.repeat(200));
+    cacheDir = path.join(cacheDir, 'd'.repeat(4040 - cacheDir.length - 1));
+    await probe.close();
+    const local = new LocalBackend(clock, { queueMs: 0, generateMs: 0, fail: 'none', cacheDir });
+    const s = await startServer(dialect, { ...FAST, ENGINE_MAX_ATTEMPTS: '2' }, undefined, { clock, backends: { local } });
+    const logged: object[] = [];
+    s.services.engine.start({ warn: (obj) => logged.push(obj), error: (obj) => logged.push(obj) });
+    try {
+      const a = await s.account(1);
+      const t = await settle(s, a.key, await create(s, a.key, 'suno-v6', { prompt: 'fine' }));
+      expect(t).toMatchObject({ state: 'fail', failCode: 503, refunded: true });
+      expect(t.failMsg).toMatch(/the local renderer could not make the music: ffmpeg failed/);
+      for (const shown of [t.failMsg, t.error.message]) {
+        expect(shown).not.toContain(probe.db.dir);
+        expect(shown).not.toMatch(/ffmpeg exited|file:|too long|\/tmp\/|dddd/i);
+      }
+      expect(JSON.stringify(logged.map((o) => ({ ...o, err: String((o as { err?: Error }).err?.cause ?? '') })))).toMatch(/File name too long/);
     } finally {
       await s.close();
     }

@@ -21,8 +21,8 @@ export async function startFakeUpstream(png: string) {
     mode: 'down' as 'down' | 'ok' | 'slow-429',
     taskState: 'success' as 'success' | 'generating' | 'fail',
     recordInfos: 0,
-    /** Delay of recordInfo answers (their state is read after the delay). */
-    delayMs: 0,
+    /** While set, recordInfo answers wait for it (with the state as it was when the request arrived). */
+    hold: null as Promise<void> | null,
   };
   let base = '';
   const send = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
@@ -45,7 +45,7 @@ export async function startFakeUpstream(png: string) {
       if (url.pathname === '/api/v1/jobs/recordInfo') {
         state.recordInfos++;
         const now = state.taskState;
-        if (state.delayMs > 0) return void setTimeout(() => answerRecord(res, url, now), state.delayMs);
+        if (state.hold) return void state.hold.then(() => answerRecord(res, url, now));
         return answerRecord(res, url, now);
       }
       send(res, 404, { code: 404, msg: 'no route', data: null, error: 'not_found' });
@@ -55,7 +55,8 @@ export async function startFakeUpstream(png: string) {
   function answerRecord(res: http.ServerResponse, url: URL, taskState: typeof state.taskState) {
     const data: Record<string, unknown> = { taskId: url.searchParams.get('taskId'), state: taskState, progress: taskState === 'success' ? 100 : 40 };
     if (taskState === 'success') data.resultJson = JSON.stringify({ resultUrls: [`${base}/out/result.png`] });
-    if (taskState === 'fail') Object.assign(data, { failCode: 501, failMsg: 'the model gave up', error: { code: 501, message: 'the model gave up', type: 'server_error' } });
+    if (taskState === 'fail')
+      Object.assign(data, { failCode: 501, failMsg: 'the model gave up', error: { code: 501, message: 'the model gave up', type: 'server_error' } });
     send(res, 200, { code: 200, msg: 'success', data });
   }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -55,7 +55,7 @@ describe.each(dialects())('recordInfo of finished tasks on %s', (dialect) => {
   });
   afterAll(() => s.close());
 
-  const tamper = (id: string, param: string) => s.services.database.db.updateTable('tasks').set({ param }).where('id', '=', id).execute();
+  const tamper = (id: string, param: string) => s.services.database.tx((w) => w.updateTable('tasks').set({ param }).where('id', '=', id).execute());
 
   it('keeps a finished view until the files expire, then reads again and shows the sweep', async () => {
     const a = await s.account(1);

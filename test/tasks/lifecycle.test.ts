@@ -81,7 +81,11 @@ describe.each(dialects())('the engine with the local backend on %s', (dialect) =
     const frame = await download(s, t.lastFrameUrl, 'f.png');
     expect(frame.info).toMatchObject({ kind: 'image', width: 720, height: 1280 });
 
-    const silent = await settle(s, a.key, await create(s, a.key, 'seedance-1.5-pro', { prompt: 'quiet', duration: 4, generate_audio: false, resolution: '480p' }));
+    const silent = await settle(
+      s,
+      a.key,
+      await create(s, a.key, 'seedance-1.5-pro', { prompt: 'quiet', duration: 4, generate_audio: false, resolution: '480p' }),
+    );
     const mp4 = await download(s, silent.resultJson.videos[0].url, 'v.mp4');
     expect(mp4.info).toMatchObject({ width: 854, height: 480, hasAudio: false });
     expect(silent.lastFrameUrl).toBeUndefined();
@@ -95,6 +99,7 @@ describe.each(dialects())('the engine with the local backend on %s', (dialect) =
     const [one, two] = await Promise.all(urls.map((u, i) => download(s, u, `t${i}.mp3`)));
     expect(one!.res.headers.get('content-type')).toBe('audio/mpeg');
     expect(one!.info.kind).toBe('audio');
+    expect(two!.info.kind).toBe('audio');
     expect(Buffer.from(await (await fetchFile(s, urls[0]!)).arrayBuffer())).not.toEqual(Buffer.from(await (await fetchFile(s, urls[1]!)).arrayBuffer()));
   });
 
@@ -119,7 +124,10 @@ describe.each(dialects())('the engine with the local backend on %s', (dialect) =
     expect(draft.costUsd).toBe('0.500');
     expect((await download(s, draft.resultJson.videos[0].url, 'd.mp4')).info).toMatchObject({ width: 854, height: 480 });
 
-    const refused = await s.call('POST', '/api/v1/jobs/createTask', { key: a.key, body: { model: 'seedance-2.5', input: { draft_task_id: draftId, prompt: 'changed' } } });
+    const refused = await s.call('POST', '/api/v1/jobs/createTask', {
+      key: a.key,
+      body: { model: 'seedance-2.5', input: { draft_task_id: draftId, prompt: 'changed' } },
+    });
     expect(refused.body).toMatchObject({ code: 400, error: 'invalid_request_error' });
     const foreign = await s.call('POST', '/api/v1/jobs/createTask', { key: b.key, body: { model: 'seedance-2.5', input: { draft_task_id: draftId } } });
     expect(foreign.body).toMatchObject({ code: 400, error: 'invalid_request_error' });

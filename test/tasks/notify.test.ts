@@ -24,8 +24,13 @@ describe.each(dialects())('upstream notify address on %s', (dialect) => {
     const catalog = path.join(dir, 'catalog.json');
     writeFileSync(catalog, JSON.stringify({ models: { 'nano-banana-2': { routes: [{ backend: 'same-api', base_url: fake.url, key_env: 'UP_KEY' }] } } }));
     s = await startServer(dialect, {
-      ...FAST, GENGATE_CATALOG: catalog, UP_KEY: 'k', ALLOW_PRIVATE_NETWORK: 'true', UPSTREAM_WEBHOOKS: 'true',
-      UPSTREAM_POLL_MS: '600000', PUBLIC_BASE_URL: 'https://gengate.example.com',
+      ...FAST,
+      GENGATE_CATALOG: catalog,
+      UP_KEY: 'k',
+      ALLOW_PRIVATE_NETWORK: 'true',
+      UPSTREAM_WEBHOOKS: 'true',
+      UPSTREAM_POLL_MS: '600000',
+      PUBLIC_BASE_URL: 'https://gengate.example.com',
     });
     s.services.engine.start();
   });
@@ -47,6 +52,9 @@ describe.each(dialects())('upstream notify address on %s', (dialect) => {
     const token = m![1]!;
     const polls = fake.state.recordInfos;
     fake.state.taskState = 'success';
+    // A notice wakes its task by making it due (run_at) before it is answered: an untouched run_at after the answers shows nothing was woken.
+    const runAt = async () => Number((await s.services.database.db.selectFrom('tasks').select('run_at').where('id', '=', id).executeTakeFirstOrThrow()).run_at);
+    const due = await runAt();
 
     // Unknown and malformed tokens: 404, and nothing is woken.
     for (const bad of [token.replace(/^./, (c) => (c === 'A' ? 'B' : 'A')), 'short', `${token}x`.repeat(3)]) {
@@ -57,6 +65,7 @@ describe.each(dialects())('upstream notify address on %s', (dialect) => {
     expect((await fetch(`${s.url}/upstream/v1/notify/${token}`)).status).toBe(404);
     const big = await notify(token, 'x'.repeat(300 * 1024), 'text/plain');
     expect(big.status).toBe(413);
+    expect(await runAt()).toBe(due);
     expect(fake.state.recordInfos).toBe(polls);
     expect((await info(s, a.key, id)).state).toBe('queuing');
 
@@ -76,14 +85,16 @@ describe.each(dialects())('upstream notify address on %s', (dialect) => {
     const id = await create(s, a.key, 'nano-banana-2', { prompt: 'a crane' });
     await eventually(async () => (await info(s, a.key, id)).state === 'queuing');
     const token = /notify\/([A-Za-z0-9_-]+)$/.exec(fake.creates.find((c) => c.key === `gengate-${id}`)!.body.callBackUrl)![1]!;
-    fake.state.delayMs = 400;
+    let answer = () => {};
+    fake.state.hold = new Promise<void>((resolve) => (answer = resolve));
     const polls = fake.state.recordInfos;
     expect((await notify(token)).status).toBe(200); // the upstream reports progress: a step starts and waits on recordInfo
     await eventually(async () => fake.state.recordInfos > polls);
     fake.state.taskState = 'success';
     expect((await notify(token)).status).toBe(200); // done, while that step is still waiting for its answer
+    fake.state.hold = null;
+    answer(); // the step hears "generating"; only the notice it must keep brings the task to success before the next poll
     expect((await settle(s, a.key, id, 8_000)).state).toBe('success');
-    fake.state.delayMs = 0;
   });
 
   it('never writes the token to the request log', async () => {

@@ -49,9 +49,14 @@ describe.each(dialects())('recordInfo and list on %s', (dialect) => {
     const missing = await s.call('GET', '/api/v1/jobs/recordInfo', { key: a.key });
     expect(missing.status).toBe(422);
     expect(missing.body).toMatchObject({ code: 422, error: 'validation_error', data: null });
-    expect(missing.body.msg).toMatch(/taskId is required/);
+    expect(missing.body.msg).toBe('taskId is required; pass ?taskId=<the taskId createTask returned>');
     expect((await s.call('GET', '/api/v1/jobs/recordInfo?taskId=', { key: a.key })).status).toBe(422);
-    for (const [key, taskId] of [[a.key, 'tk_nope'], [b.key, id]] as const) {
+    const twice = await s.call('GET', `/api/v1/jobs/recordInfo?taskId=${id}&taskId=${id}`, { key: a.key });
+    expect(twice.body).toEqual({ code: 400, error: 'invalid_request_error', data: null, msg: `taskId must be given once (got ${JSON.stringify([id, id])})` });
+    for (const [key, taskId] of [
+      [a.key, 'tk_nope'],
+      [b.key, id],
+    ] as const) {
       const r = await s.call('GET', `/api/v1/jobs/recordInfo?taskId=${taskId}`, { key });
       expect(r.status).toBe(404);
       expect(r.body).toMatchObject({ code: 404, error: 'task_not_found', data: null });
@@ -80,7 +85,7 @@ describe.each(dialects())('recordInfo and list on %s', (dialect) => {
     expect(seen).toEqual([...ids].reverse());
   });
 
-  it('list: default limit 20, state filter, only the account\'s tasks', async () => {
+  it("list: default limit 20, state filter, only the account's tasks", async () => {
     const a = await s.account(10);
     const b = await s.account(10);
     for (let i = 0; i < 21; i++) await create(s, a.key, 'suno-v6', { prompt: 'x' });

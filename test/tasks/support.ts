@@ -42,13 +42,16 @@ export async function info(s: TestServer, key: string, taskId: string): Promise<
 
 /** Polls recordInfo until the task is final (the engine must be running), with a real-time limit. */
 export async function settle(s: TestServer, key: string, taskId: string, limitMs = 30_000): Promise<any> {
-  const end = Date.now() + limitMs;
-  for (;;) {
-    const t = await info(s, key, taskId);
-    if (t.state === 'success' || t.state === 'fail') return t;
-    if (Date.now() > end) throw new Error(`task ${taskId} still ${t.state} after ${limitMs} ms`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  let state = 'unknown';
+  return eventually(
+    async () => {
+      const t = await info(s, key, taskId);
+      state = t.state;
+      return t.state === 'success' || t.state === 'fail' ? t : null;
+    },
+    limitMs,
+    () => `task ${taskId} to be final; it is still ${state}`,
+  );
 }
 
 /** Asserts the ledger invariant: every account's cached balance equals the sum of its entries. */
@@ -80,13 +83,22 @@ export function resultUrls(task: { resultJson: unknown }): string[] {
   return (r as { resultUrls: string[] }).resultUrls;
 }
 
-/** Waits (real time) until `check` returns a truthy value. */
-export async function eventually<T>(check: () => Promise<T>, limitMs = 15_000): Promise<T> {
+/**
+ * The one wait of the tests: polls `check` (real time) until it returns a truthy value, and returns
+ * that value. A check that throws is tried again; at the limit the test fails with its last error,
+ * else naming `what` was awaited. Wait with it on an observable event, never for a fixed time.
+ */
+export async function eventually<T>(check: () => Promise<T> | T, limitMs = 15_000, what: string | (() => string) = 'a condition'): Promise<T> {
   const end = Date.now() + limitMs;
   for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > end) throw new Error('condition not met in time');
+    let error: unknown = null;
+    try {
+      const v = await check();
+      if (v) return v;
+    } catch (e) {
+      error = e;
+    }
+    if (Date.now() > end) throw error ?? new Error(`waited ${limitMs} ms for ${typeof what === 'string' ? what : what()}`);
     await new Promise((r) => setTimeout(r, 25));
   }
 }

@@ -55,7 +55,11 @@ export function createBytePlusBackend(opts: UpstreamOptions): Backend {
   }
 
   async function submitImage(job: BackendJob): Promise<string> {
-    const res = await http.create('POST', `${base}${IMAGES}`, { headers: auth, body: imageRequest(job, opts.upstreamModel, opts.map), timeoutMs: IMAGE_CALL_MS });
+    const res = await http.create('POST', `${base}${IMAGES}`, {
+      headers: auth,
+      body: imageRequest(job, opts.upstreamModel, opts.map),
+      timeoutMs: IMAGE_CALL_MS,
+    });
     if (res.status < 200 || res.status > 299) throw refusal(res);
     const first = obj((obj(res.data).data as unknown[] | undefined)?.[0]);
     const failed = obj(first.error);
@@ -94,7 +98,11 @@ export function createBytePlusBackend(opts: UpstreamOptions): Backend {
           const e = obj(task.error);
           const code = str(e.code) ?? '';
           const message = str(e.message) ?? 'no reason given';
-          return { state: 'failed', kind: kindOfError(code, message, 'generation'), message: `BytePlus failed the task${code ? ` (${code})` : ''}: ${message}` };
+          return {
+            state: 'failed',
+            kind: kindOfError(code, message, 'generation'),
+            message: `BytePlus failed the task${code ? ` (${code})` : ''}: ${message}`,
+          };
         }
         default:
           throw new Error(`BytePlus task ${ref}: unknown status ${String(task.status)}`);
@@ -110,10 +118,14 @@ export function createBytePlusBackend(opts: UpstreamOptions): Backend {
       const video = str(content.video_url);
       if (task.status !== 'succeeded' || !video) throw new Error(`BytePlus task ${ref} has no video yet (status ${String(task.status)})`);
       const frameUrl = str(content.last_frame_url);
-      const got = await fetchAll(http, [
-        { url: video, label: `${job.taskId}-video`, mime: 'video/mp4' },
-        ...(frameUrl ? [{ url: frameUrl, label: `${job.taskId}-frame`, mime: 'image/png' }] : []),
-      ], opts.tmpDir);
+      const got = await fetchAll(
+        http,
+        [
+          { url: video, label: `${job.taskId}-video`, mime: 'video/mp4' },
+          ...(frameUrl ? [{ url: frameUrl, label: `${job.taskId}-frame`, mime: 'image/png' }] : []),
+        ],
+        opts.tmpDir,
+      );
       const lastFrame: OutputFile | undefined = got[1];
       const seconds = num(task.duration);
       return { files: [got[0]!], ...(seconds !== undefined && seconds > 0 ? { durationSeconds: seconds } : {}), ...(lastFrame ? { lastFrame } : {}) };

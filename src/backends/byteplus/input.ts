@@ -75,7 +75,8 @@ export function imageRequest(job: BackendJob, model: string, map: Readonly<Recor
 export function kindOfError(code: string, message: string, otherwise: FailKind): FailKind {
   const text = `${code} ${message}`;
   if (/SensitiveContent|RiskDetection|Copyright|PrivacyInformation/i.test(code)) return 'content';
-  if (/^(InvalidParameter|MissingParameter|InvalidArgument|InvalidImage|InvalidVideo|InvalidAudio|UnsupportedModel|InvalidDuration)/i.test(code)) return 'rejected';
+  if (/^(InvalidParameter|MissingParameter|InvalidArgument|InvalidImage|InvalidVideo|InvalidAudio|UnsupportedModel|InvalidDuration)/i.test(code))
+    return 'rejected';
   if (/Timeout|Expired/i.test(code)) return 'timeout';
   if (/ServerOverloaded|ServiceUnavailable|InternalServiceError|RateLimit|Quota/i.test(code)) return 'unavailable';
   return kindFromText(text, otherwise);

@@ -7,7 +7,6 @@ import { falFailure, falInput, outputUrls } from './input.js';
 /** fal's queue host. */
 export const DEFAULT_BASE_URL = 'https://queue.fal.run';
 
-
 /** The owner/app part of a model id ("fal-ai/bytedance/seedance/v1/pro/image-to-video" → "fal-ai/bytedance"): status, result and cancel live under it. */
 export function appOf(model: string): string {
   return model.split('/').filter(Boolean).slice(0, 2).join('/');

@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../../clock.js';
-import { lastFrame } from '../../media/index.js';
+import { MediaError, lastFrame } from '../../media/index.js';
 import { BackendFailure, type Backend, type BackendJob, type BackendOutput, type BackendStatus, type OutputFile } from '../types.js';
 import { AFTER_WORK, AT_SUBMIT, faultOf } from './faults.js';
 import { effectiveSeed, seededRandom } from './random.js';
-import { writeAtomically } from './output.js';
+import { removeLeftovers, writeAtomically } from './output.js';
 import { renderImage, renderKey, renderTracks, renderVideo } from './render.js';
 
 /** Settings of the local backend. */
@@ -26,6 +26,8 @@ const PROGRESS_TICK_MS = 1_000;
 const AUTO_SONG_SECONDS = 30;
 /** Automatic video length is seeded in this range, so the partial refund of unused seconds is visible. */
 const AUTO_VIDEO_SECONDS = [4, 12] as const;
+/** Scratch files older than this were left by killed processes: three times the longest render (ffmpeg is killed after 5 minutes). */
+export const LEFTOVER_AGE_MS = 15 * 60_000;
 
 const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
@@ -38,6 +40,8 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : und
 export class LocalBackend implements Backend {
   readonly name = 'local';
   private readonly inFlight = new Map<string, Promise<void>>();
+  /** The one clean-up of leftovers per process, before its first use of the cache. */
+  private leftovers: Promise<unknown> | null = null;
 
   constructor(
     private readonly clock: Clock,
@@ -60,7 +64,11 @@ export class LocalBackend implements Backend {
     const fault = faultOf(job.input, this.options.fail);
     if (fault === 'hang') return { state: 'running', progress: 50, recheckMs: PROGRESS_TICK_MS };
     if (since < queueMs + generateMs) {
-      return { state: 'running', progress: Math.floor(((since - queueMs) / generateMs) * 99), recheckMs: Math.min(PROGRESS_TICK_MS, queueMs + generateMs - since) };
+      return {
+        state: 'running',
+        progress: Math.floor(((since - queueMs) / generateMs) * 99),
+        recheckMs: Math.min(PROGRESS_TICK_MS, queueMs + generateMs - since),
+      };
     }
     const failure = fault ? AFTER_WORK[fault] : undefined;
     if (failure) return { state: 'failed', kind: failure[0], message: failure[1] };
@@ -68,6 +76,16 @@ export class LocalBackend implements Backend {
   }
 
   async results(job: BackendJob): Promise<BackendOutput> {
+    try {
+      return await this.render(job);
+    } catch (e) {
+      // The renderer's own words name files under DATA_DIR and quote ffmpeg: the engine logs them
+      // (the cause), the task keeps only what went wrong. Still a plain Error: the engine retries it.
+      throw new Error(`the local renderer could not make the ${job.kind}: ${renderFailure(e)}`, { cause: e });
+    }
+  }
+
+  private async render(job: BackendJob): Promise<BackendOutput> {
     if (faultOf(job.input, this.options.fail) === 'garbage') return this.garbage();
     const input = job.input;
     const seed = num(input.seed);
@@ -140,6 +158,7 @@ export class LocalBackend implements Backend {
    * no partial file under a cache name; a render of several files counts only when all are there.
    */
   private async once(key: string, files: readonly string[], render: () => Promise<unknown>): Promise<void> {
+    await this.removeLeftovers();
     if ((await Promise.all(files.map(exists))).every(Boolean)) return;
     let running = this.inFlight.get(key);
     if (!running) {
@@ -152,8 +171,18 @@ export class LocalBackend implements Backend {
     await running;
   }
 
+  /**
+   * Removes the partial files of renders whose process was killed (and old garbage outputs), once per
+   * process before its first use of the cache; a failed clean-up only leaves files, it fails no render.
+   */
+  removeLeftovers(): Promise<unknown> {
+    this.leftovers ??= removeLeftovers(this.options.cacheDir, LEFTOVER_AGE_MS).catch(() => 0);
+    return this.leftovers;
+  }
+
   /** A "PNG" of random bytes: what a broken upstream might hand back. */
   private async garbage(): Promise<BackendOutput> {
+    await this.removeLeftovers();
     await mkdir(this.options.cacheDir, { recursive: true });
     const file = path.join(this.options.cacheDir, `garbage-${randomBytes(6).toString('hex')}.png`);
     await writeFile(file, randomBytes(512));
@@ -161,6 +190,20 @@ export class LocalBackend implements Backend {
   }
 }
 
+/** What went wrong in a render, without paths or tool output. */
+function renderFailure(e: unknown): string {
+  if (e instanceof MediaError) {
+    if (e.reason === 'timeout') return 'ffmpeg took too long';
+    if (e.reason === 'missing_binary') return 'ffmpeg is not available';
+    return 'ffmpeg failed';
+  }
+  const code = (e as NodeJS.ErrnoException | null)?.code;
+  return typeof code === 'string' && /^E[A-Z]+$/.test(code) ? `the render cache could not be written (${code})` : 'an unexpected error';
+}
+
 async function exists(file: string): Promise<boolean> {
-  return stat(file).then((s) => s.size > 0, () => false);
+  return stat(file).then(
+    (s) => s.size > 0,
+    () => false,
+  );
 }

@@ -39,7 +39,10 @@ function checkSeconds(seconds: number, what: string): void {
 
 /** A colour as ffmpeg's 0xRRGGBB, each channel drawn from [min, max) so backgrounds stay dark and boxes bright. */
 function colour(random: () => number, min: number, max: number): string {
-  const channel = () => Math.floor(min + random() * (max - min)).toString(16).padStart(2, '0');
+  const channel = () =>
+    Math.floor(min + random() * (max - min))
+      .toString(16)
+      .padStart(2, '0');
   return `0x${channel()}${channel()}${channel()}`;
 }
 
@@ -77,11 +80,26 @@ export async function renderVideo(params: VideoRenderParams, dst: string): Promi
   const container = params.container ?? 'mp4';
   const args = [
     ...inputs,
-    '-map', '0:v', '-vf', video,
+    '-map',
+    '0:v',
+    '-vf',
+    video,
     // A keyframe every 2 s keeps seeking (and lastFrame) cheap at a small cost in size.
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '28', '-g', String(FPS * 2), '-pix_fmt', 'yuv420p',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-crf',
+    '28',
+    '-g',
+    String(FPS * 2),
+    '-pix_fmt',
+    'yuv420p',
     ...audio,
-    '-movflags', '+faststart', '-f', container,
+    '-movflags',
+    '+faststart',
+    '-f',
+    container,
   ];
   const op = `renderVideo ${params.resolution} ${width}x${height} ${seconds}s -> ${dst}`;
   const info = await writeAtomically(dst, async (tmp) => {

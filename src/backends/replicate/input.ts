@@ -53,7 +53,10 @@ export function kindOfPredictionError(error: string): FailKind {
 export function createRefusal(res: JsonResponse): { kind: FailKind; message: string } {
   const data = obj(res.data);
   const fields = Array.isArray(data.invalid_fields)
-    ? data.invalid_fields.map(obj).map((f) => `${str(f.field) ?? 'input'}: ${str(f.description) ?? str(f.type) ?? ''}`).join('; ')
+    ? data.invalid_fields
+        .map(obj)
+        .map((f) => `${str(f.field) ?? 'input'}: ${str(f.description) ?? str(f.type) ?? ''}`)
+        .join('; ')
     : '';
   const text = fields || str(data.detail) || str(data.title) || res.text.slice(0, 300);
   return { kind: kindFromText(text, 'rejected'), message: `Replicate refused the prediction (HTTP ${res.status}): ${text}` };

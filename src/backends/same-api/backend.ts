@@ -4,6 +4,7 @@ import { applyMap, fetchResult, transient } from '../upstream/util.js';
 import type { UpstreamOptions } from '../upstream/index.js';
 import { BackendFailure, type Backend, type BackendJob, type BackendOutput, type BackendStatus, type FailKind, type OutputFile } from '../types.js';
 import { uploadLinks } from './media.js';
+import { boundedCache } from '../../cache.js';
 
 /** What the same-API adapter needs besides the common upstream options: our files, to send uploads on. */
 export interface SameApiOptions extends UpstreamOptions {
@@ -26,7 +27,7 @@ export class SameApiBackend implements Backend {
   readonly name: string;
   readonly idempotentSubmit = true;
   private readonly headers: Record<string, string>;
-  private readonly uploads = new Map<string, Map<string, string>>();
+  private readonly uploads = boundedCache<string, Map<string, string>>(REMEMBERED_TASKS);
 
   constructor(private readonly opts: SameApiOptions) {
     this.name = opts.name;
@@ -93,7 +94,10 @@ export class SameApiBackend implements Backend {
     if (urls.length !== want) throw new BackendFailure('internal', `the upstream returned ${urls.length} result link(s), expected ${want}`);
     const out: OutputFile[] = [];
     for (const [i, url] of urls.entries()) out.push(await fetchResult(this.opts.http, url, this.opts.tmpDir, `${job.taskId}-${i + 1}`, FILE_MIME[job.kind]));
-    const last = typeof task.lastFrameUrl === 'string' && task.lastFrameUrl ? await fetchResult(this.opts.http, task.lastFrameUrl, this.opts.tmpDir, `${job.taskId}-frame`, 'image/png') : undefined;
+    const last =
+      typeof task.lastFrameUrl === 'string' && task.lastFrameUrl
+        ? await fetchResult(this.opts.http, task.lastFrameUrl, this.opts.tmpDir, `${job.taskId}-frame`, 'image/png')
+        : undefined;
     return { files: out, ...(duration !== undefined ? { durationSeconds: duration } : {}), ...(last ? { lastFrame: last } : {}) };
   }
 
@@ -106,7 +110,7 @@ export class SameApiBackend implements Backend {
     try {
       res = await this.opts.http.json('GET', `${this.opts.baseUrl}/api/v1/jobs/recordInfo?taskId=${encodeURIComponent(ref)}`, { headers: this.headers });
     } catch (e) {
-      if (e instanceof NetError) throw new Error(`recordInfo: ${e.message}`);
+      if (e instanceof NetError) throw new Error(`recordInfo: ${e.message}`, { cause: e });
       throw e;
     }
     const env = envelope(res.data);
@@ -116,9 +120,7 @@ export class SameApiBackend implements Backend {
   }
 
   private remember(taskId: string, known: Map<string, string>): void {
-    this.uploads.delete(taskId);
     this.uploads.set(taskId, known);
-    if (this.uploads.size > REMEMBERED_TASKS) this.uploads.delete(this.uploads.keys().next().value!);
   }
 }
 

@@ -2,7 +2,7 @@ import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import type { Files } from '../../files/index.js';
+import { linkName, type Files } from '../../files/index.js';
 import { NetError } from '../../net/index.js';
 import { NotAccepted, type UpstreamHttp } from '../upstream/index.js';
 import { BackendFailure } from '../types.js';
@@ -46,8 +46,8 @@ async function uploadOne(link: string, files: Files, target: UploadTarget, known
   const done = known.get(link);
   if (done) return done;
   const id = files.linkId(link)!;
-  const name = decodeURIComponent(link.slice(link.lastIndexOf('/') + 1));
-  const file = await files.open(id, name);
+  const name = linkName(link) ?? '';
+  const file = name ? await files.open(id, name) : null;
   if (!file) throw new BackendFailure('rejected', `the file ${name} of the input has expired or was deleted before it could be sent upstream`);
   const scratch = await mkdtemp(path.join(target.tmpDir, 'same-api-up-'));
   try {

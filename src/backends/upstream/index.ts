@@ -1,3 +1,13 @@
 /** What upstream adapters share: the NotAccepted signal, their options, and HTTP through the network guard. */
 export { NotAccepted, type UpstreamOptions } from './types.js';
-export { UpstreamHttp, notAccepted, retryAfterMs, detail, type JsonRequest, type JsonResponse, type UploadRequest, type DownloadRequest, type UpstreamHttpOptions } from './http.js';
+export {
+  UpstreamHttp,
+  notAccepted,
+  retryAfterMs,
+  detail,
+  type JsonRequest,
+  type JsonResponse,
+  type UploadRequest,
+  type DownloadRequest,
+  type UpstreamHttpOptions,
+} from './http.js';

@@ -21,7 +21,8 @@ export const someStrings = (v: unknown): string[] | undefined => {
 };
 
 /** Words upstreams use when their moderation stops a job; matched case-insensitively in error codes and messages. */
-const MODERATION = /sensitive|nsfw|content[ _-]?polic|moderat|safety[ _-]?(check|filter|system|polic)|unsafe|flagged|risk ?detection|copyright|privacy ?information|real person/i;
+const MODERATION =
+  /sensitive|nsfw|content[ _-]?polic|moderat|safety[ _-]?(check|filter|system|polic)|unsafe|flagged|risk ?detection|copyright|privacy ?information|real person/i;
 const TIMEOUT = /time[ _-]?out|timed out|deadline|expired/i;
 
 /** The FailKind an upstream's failure text suggests, falling back to `otherwise`. */
@@ -93,11 +94,7 @@ export async function fetchResult(http: UpstreamHttp, url: string, tmpDir: strin
 }
 
 /** Downloads several results in order; when one fails, the ones already downloaded are removed (nobody else would). */
-export async function fetchAll(
-  http: UpstreamHttp,
-  items: readonly { url: string; label: string; mime: string }[],
-  tmpDir: string,
-): Promise<OutputFile[]> {
+export async function fetchAll(http: UpstreamHttp, items: readonly { url: string; label: string; mime: string }[], tmpDir: string): Promise<OutputFile[]> {
   const done: OutputFile[] = [];
   try {
     for (const item of items) done.push(await fetchResult(http, item.url, tmpDir, item.label, item.mime));
@@ -118,7 +115,11 @@ const FALLBACK_MIME = { image: 'image/png', video: 'video/mp4', music: 'audio/mp
 export async function fetchOutputs(http: UpstreamHttp, job: BackendJob, links: readonly string[], tmpDir: string, emptyMessage: string): Promise<OutputFile[]> {
   if (links.length === 0) throw new BackendFailure('generation', emptyMessage);
   const wanted = job.kind === 'music' ? links.slice(0, 2) : links.slice(0, 1);
-  return fetchAll(http, wanted.map((url, i) => ({ url, label: `${job.taskId}-${i + 1}`, mime: FALLBACK_MIME[job.kind] })), tmpDir);
+  return fetchAll(
+    http,
+    wanted.map((url, i) => ({ url, label: `${job.taskId}-${i + 1}`, mime: FALLBACK_MIME[job.kind] })),
+    tmpDir,
+  );
 }
 
 /** The message of a plain error from a progress/results call: includes the status and a short body excerpt. */

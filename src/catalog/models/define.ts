@@ -44,6 +44,7 @@ export function defineModel(spec: ModelSpec): ModelDef {
   return {
     id: spec.id,
     aliases: spec.aliases ?? [],
+    inputMaps: new Map(),
     kind: spec.kind,
     title: spec.title,
     summary: spec.summary,

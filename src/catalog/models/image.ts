@@ -37,14 +37,24 @@ function imageModel(spec: ImageSpec): ModelDef {
     if (spec.images.min > 0) rules.push(requires('image_input'));
   }
   if (spec.resolution) {
-    fields.resolution = choice(spec.resolution.values, { default: spec.resolution.default, description: 'Size class of the image (long side about 1K, 2K or 4K pixels).' });
+    fields.resolution = choice(spec.resolution.values, {
+      default: spec.resolution.default,
+      description: 'Size class of the image (long side about 1K, 2K or 4K pixels).',
+    });
   }
   if (spec.quality) {
-    fields.quality = choice(['auto', 'low', 'medium', 'high'], { default: 'auto', description: 'Rendering quality; sets the price (auto is priced as medium).' });
+    fields.quality = choice(['auto', 'low', 'medium', 'high'], {
+      default: 'auto',
+      description: 'Rendering quality; sets the price (auto is priced as medium).',
+    });
   }
   const followsPhoto = spec.aspects.includes('auto') ? ' ("auto" follows the first photo)' : '';
   fields.aspect_ratio = choice(spec.aspects, { default: spec.defaultAspect, description: `Aspect ratio of the image${followsPhoto}. Alias: size.` });
-  fields.output_format = choice(['png', 'jpeg'], { default: 'png', description: 'File format of the image.' });
+  fields.output_format = choice(['png', 'jpeg'], {
+    default: 'png',
+    same: { jpg: 'jpeg' },
+    description: 'File format of the image ("jpg" is taken as "jpeg").',
+  });
   fields.nsfw_check = flag({ default: false, description: 'Check the prompt and photos before charging; a rejection costs nothing.' });
   if (spec.seed) fields.seed = seed();
   return defineModel({

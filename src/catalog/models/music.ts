@@ -20,7 +20,8 @@ export const sunoV6: ModelDef = defineModel({
     }),
     prompt: text({
       max: 5000,
-      description: 'Without custom mode: the subject of the song, up to 3000 characters (lyrics are written for you). With custom mode: the lyrics, up to 5000 characters, section tags like [Verse] allowed.',
+      description:
+        'Without custom mode: the subject of the song, up to 3000 characters (lyrics are written for you). With custom mode: the lyrics, up to 5000 characters, section tags like [Verse] allowed.',
     }),
     custom_mode: flag({ default: false, description: 'Own lyrics and the settings below; title then required.' }),
     instrumental: flag({ default: false, description: 'No vocals.' }),

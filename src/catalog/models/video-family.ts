@@ -1,34 +1,12 @@
 import { choice, flag, link, links, seed, taskId, text, whole } from '../fields.js';
 import type { LinkRules } from '../links.js';
-import {
-  audioNeedsPicture,
-  draftForcesResolution,
-  lastFrameNeedsFirst,
-  promptOrFirstFrame,
-  videoModeNeeds,
-} from '../rules.js';
+import { audioNeedsPicture, draftForcesResolution, lastFrameNeedsFirst, promptOrFirstFrame, videoModeNeeds } from '../rules.js';
 import type { FieldDef, MediaLimits, ModelDef, PriceRule, Rule } from '../types.js';
-import {
-  AUDIO_FORMATS,
-  CLIP_UPLOAD_MB,
-  PHOTO_FORMATS,
-  PHOTO_UPLOAD_MB,
-  VIDEO_FORMATS,
-  VIDEO_PROMPT_MAX,
-  defineModel,
-} from './define.js';
+import { AUDIO_FORMATS, CLIP_UPLOAD_MB, PHOTO_FORMATS, PHOTO_UPLOAD_MB, VIDEO_FORMATS, VIDEO_PROMPT_MAX, defineModel } from './define.js';
 
 /** Optional switches of a video model, named after the input field each adds. */
 export type VideoExtra =
-  | 'video_mode'
-  | 'return_last_frame'
-  | 'output_format'
-  | 'watermark'
-  | 'draft'
-  | 'web_search'
-  | 'camera_fixed'
-  | 'negative_prompt'
-  | 'generate_audio';
+  'video_mode' | 'return_last_frame' | 'output_format' | 'watermark' | 'draft' | 'web_search' | 'camera_fixed' | 'negative_prompt' | 'generate_audio';
 
 /** What differs between video models; the builder lays out the fields in the spec's table order. */
 export interface VideoSpec {
@@ -105,21 +83,49 @@ export function videoModel(spec: VideoSpec): ModelDef {
     fields.draft = flag({ default: false, description: 'Render a cheap 480p draft first.' });
     fields.draft_task_id = taskId('Task id of a finished draft: renders its final at 1080p.');
   }
-  if (has('web_search')) fields.web_search = flag({ default: false, description: 'Let the model search the web. tools:[{"type":"web_search"}] does the same.' });
+  if (has('web_search'))
+    fields.web_search = flag({ default: false, description: 'Let the model search the web. tools:[{"type":"web_search"}] does the same.' });
   if (has('camera_fixed')) fields.camera_fixed = flag({ default: false, description: 'Keep the camera still.' });
   fields.nsfw_check = flag({ default: false, description: 'Check the prompt and photos before charging; a rejection costs nothing.' });
   fields.seed = seed();
   if (clips) {
     fields.trim_video_to = whole({ min: CLIP_MIN_SECONDS, max: clipMax, description: 'Keep the first N seconds of each supplied clip.' });
-    fields.trim_to_duration = flag({ default: false, description: 'Trim each clip to the chosen duration (to the model limit with duration auto or video_mode edit).' });
+    fields.trim_to_duration = flag({
+      default: false,
+      description: 'Trim each clip to the chosen duration (to the model limit with duration auto or video_mode edit).',
+    });
     fields.auto_trim = flag({ default: false, description: 'If the clips together exceed the total limit, trim the longest ones instead of failing.' });
   }
 
   const media: MediaLimits = {
     frames: true,
-    ...(spec.images ? { images: { field: 'image_urls', min: 0, max: spec.images.max, formats: PHOTO_FORMATS, linkFormats: photo.linkFormats ?? [], assets: photo.assets ?? false, uploadMb: PHOTO_UPLOAD_MB } } : {}),
-    ...(spec.videos ? { videos: { max: spec.videos.max, totalSeconds: spec.videos.totalSeconds, clipSeconds: { min: CLIP_MIN_SECONDS, max: spec.videos.clipMax }, formats: VIDEO_FORMATS, uploadMb: CLIP_UPLOAD_MB } } : {}),
-    ...(spec.audios ? { audios: { max: spec.audios.max, totalSeconds: spec.audios.totalSeconds, formats: AUDIO_FORMATS, uploadMb: CLIP_UPLOAD_MB, alone: spec.audios.alone } } : {}),
+    ...(spec.images
+      ? {
+          images: {
+            field: 'image_urls',
+            min: 0,
+            max: spec.images.max,
+            formats: PHOTO_FORMATS,
+            linkFormats: photo.linkFormats ?? [],
+            assets: photo.assets ?? false,
+            uploadMb: PHOTO_UPLOAD_MB,
+          },
+        }
+      : {}),
+    ...(spec.videos
+      ? {
+          videos: {
+            max: spec.videos.max,
+            totalSeconds: spec.videos.totalSeconds,
+            clipSeconds: { min: CLIP_MIN_SECONDS, max: spec.videos.clipMax },
+            formats: VIDEO_FORMATS,
+            uploadMb: CLIP_UPLOAD_MB,
+          },
+        }
+      : {}),
+    ...(spec.audios
+      ? { audios: { max: spec.audios.max, totalSeconds: spec.audios.totalSeconds, formats: AUDIO_FORMATS, uploadMb: CLIP_UPLOAD_MB, alone: spec.audios.alone } }
+      : {}),
   };
   const rules: Rule[] = [promptOrFirstFrame];
   if (spec.lastFrame) rules.push(lastFrameNeedsFirst);

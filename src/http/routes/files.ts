@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
 import { Errors } from '../../errors.js';
@@ -55,7 +56,17 @@ export function registerFileRoutes(app: FastifyInstance, services: Services) {
     const length = range ? range.end - range.start + 1 : file.bytes;
     reply.header('content-length', String(length));
     if (range) reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${file.bytes}`);
-    return reply.send(files.blobs.read(file.blobKey, range ?? undefined));
+    const bytes = files.blobs.read(file.blobKey, range ?? undefined);
+    try {
+      // The first chunk (or the error) before any byte is sent: bytes gone from the store answer 404, not a broken 200.
+      await once(bytes, 'readable');
+    } catch {
+      bytes.destroy();
+      reply.removeHeader('content-length').removeHeader('content-range').removeHeader('content-disposition').removeHeader('accept-ranges');
+      reply.type('application/json; charset=utf-8');
+      throw Errors.notFound(`no file /files/${id}/${name}: its bytes are no longer stored`);
+    }
+    return reply.send(bytes);
   };
   // Fastify answers HEAD from this route too (headers only).
   app.get('/files/:id/:name', serve);

@@ -1,29 +1,35 @@
 import type { FastifyInstance } from 'fastify';
+import { KEYED_OPERATIONS } from '../../api/index.js';
 import type { Services } from '../../services.js';
+import { mountKeyed } from '../mount.js';
 import { registerAdminRoutes } from './admin.js';
-import { registerBalanceRoutes } from './balance.js';
 import { registerCatalogRoutes } from './catalog.js';
 import { registerPricingRoutes } from './pricing.js';
-import { registerTaskRoutes } from './tasks.js';
 import { registerFileRoutes } from './files.js';
 import { registerUploadRoutes } from './upload.js';
 import { registerOpsRoutes } from './ops.js';
 import { registerDocsRoutes, trackRoutes } from './docs.js';
 import { registerMcpRoutes } from './mcp.js';
 import { registerUpstreamRoutes } from './upstream.js';
+import { registerPreflights } from '../cors.js';
 
-/** Every route area; each registers its own paths. */
+/** Every route area; each registers its own paths, and the keyed api/ operations are mounted as they are. */
 export function registerRoutes(app: FastifyInstance, services: Services) {
   trackRoutes(app); // before any route: lists them for the OpenAPI coverage check
   registerOpsRoutes(app, services);
-  registerBalanceRoutes(app, services);
+  for (const op of KEYED_OPERATIONS) mountKeyed(app, services, op); // createTask, recordInfo, list, balance
   registerAdminRoutes(app, services);
   registerCatalogRoutes(app, services);
   registerPricingRoutes(app, services);
-  registerTaskRoutes(app, services);
   registerFileRoutes(app, services);
   registerUploadRoutes(app, services);
   registerDocsRoutes(app, services);
   registerMcpRoutes(app, services);
   registerUpstreamRoutes(app, services);
+  // CORS preflights: the keyed API for CORS_ORIGINS, the public reads for every origin (docs/api.md).
+  registerPreflights(app, [
+    ...KEYED_OPERATIONS.map((op) => ({ path: op.spec.path, kind: 'keyed' as const, methods: op.spec.method.toUpperCase() })),
+    { path: '/api/v1/files/upload', kind: 'keyed', methods: 'POST' },
+    ...['/api/v1/models', '/v1/pricing', '/v1/pricing/calculate', '/openapi.json'].map((path) => ({ path, kind: 'public' as const, methods: 'GET, HEAD' })),
+  ]);
 }

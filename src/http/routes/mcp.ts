@@ -1,6 +1,6 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance } from 'fastify';
-import { mcpServer } from '../../mcp/server.js';
+import { mcpServer } from '../../mcp/index.js';
 import type { Services } from '../../services.js';
 
 /** The JSON-RPC answer to GET and DELETE: a stateless server has no stream to open and no session to end. */

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
+import { MediaError, checkToolchain } from '../../media/index.js';
 import type { Services } from '../../services.js';
 
 /** Longest wait for one readiness check; a hung database must answer 503, not hang the probe. */
@@ -27,23 +28,32 @@ const digest = (s: string) => createHash('sha256').update(s).digest();
 
 /**
  * The operations surface (docs/operations.md): /healthz (process up), /readyz (database and blob
- * store answer), /metrics (Prometheus; bearer METRICS_TOKEN when set). The per-request metric is
+ * store answer, ffmpeg and ffprobe run), /metrics (Prometheus; bearer METRICS_TOKEN when set). The per-request metric is
  * recorded by the request log in app.ts.
  */
 export function registerOpsRoutes(app: FastifyInstance, services: Services) {
   const { metrics, database, files, config } = services;
   app.get('/healthz', async (_req, reply) => reply.header('cache-control', 'no-store').send({ status: 'ok' }));
 
+  // The tools' own words name server paths: they go to the log, the answer names only the tool.
+  const toolchain = () =>
+    checkToolchain().catch((e: unknown) => {
+      app.log.error({ err: e }, 'media toolchain check failed');
+      const tool = e instanceof MediaError ? e.op.split(' ')[0] : 'ffmpeg or ffprobe';
+      throw new Error(`${tool} does not run (the server log says why)`);
+    });
+
   app.get('/readyz', async (_req, reply) => {
-    const [db, blobs] = await Promise.all([
+    const [db, blobs, media] = await Promise.all([
       check(() => sql`select 1`.execute(database.db)),
       check(() => (files.blobs.ping ? files.blobs.ping() : files.blobs.size(PROBE_KEY))),
+      check(toolchain),
     ]);
-    const ready = db === 'ok' && blobs === 'ok';
+    const ready = db === 'ok' && blobs === 'ok' && media === 'ok';
     return reply
       .code(ready ? 200 : 503)
       .header('cache-control', 'no-store')
-      .send({ status: ready ? 'ok' : 'unavailable', checks: { database: db, blobs } });
+      .send({ status: ready ? 'ok' : 'unavailable', checks: { database: db, blobs, media } });
   });
 
   const expected = config.METRICS_TOKEN ? digest(`Bearer ${config.METRICS_TOKEN}`) : null;

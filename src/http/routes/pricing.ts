@@ -2,8 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services.js';
 import { CalculatorError, calculatePrice, priceList, priceListBody } from '../../pricing/index.js';
 import { limitPublic } from '../limits.js';
+import { boundedCache, cached } from '../../cache.js';
 
-/** Prices change only with a restart (catalog file or USD_RUB_RATE), so clients may cache briefly. */
+/**
+ * Prices change only with a restart (catalog file or USD_RUB_RATE); the list's `enabled` flags change
+ * with the operator's model switches, and the ETag with them, so clients may cache briefly and revalidate.
+ */
 const CACHE = 'public, max-age=300';
 
 /** Most distinct calculator queries remembered; past it the memo starts over. */
@@ -19,10 +23,20 @@ function matches(header: string | string[] | undefined, etag: string): boolean {
 /** The pricing host (SPEC endpoints 7 and 8): no key, no envelope. */
 export function registerPricingRoutes(app: FastifyInstance, services: Services) {
   const { catalog, config } = services;
-  const list = priceListBody(priceList(catalog, { usdRubRate: config.USD_RUB_RATE, pricingBaseUrl: config.PRICING_BASE_URL }));
+  // Built again only when a model switch (this process's or, within MODEL_SWITCH_CACHE_MS, another's)
+  // gave the catalog new models: the ETag hashes the body, so every process with the same switches agrees.
+  let kept: { models: typeof catalog.models; list: { body: string; etag: string } } | null = null;
+  const current = () => {
+    if (kept?.models !== catalog.models) {
+      const models = catalog.models;
+      kept = { models, list: priceListBody(priceList(catalog, { usdRubRate: config.USD_RUB_RATE, pricingBaseUrl: config.PRICING_BASE_URL })) };
+    }
+    return kept.list;
+  };
 
   const onRequest = limitPublic(services, 'pricing');
-  app.get('/v1/pricing', { onRequest }, async (req, reply) => {
+  app.get('/v1/pricing', { onRequest, config: { cors: 'public' } }, async (req, reply) => {
+    const list = current();
     reply.header('etag', list.etag).header('cache-control', CACHE);
     if (matches(req.headers['if-none-match'], list.etag)) return reply.code(304).send();
     return reply.type('application/json; charset=utf-8').send(list.body);
@@ -30,7 +44,7 @@ export function registerPricingRoutes(app: FastifyInstance, services: Services) 
 
   // The answer is a pure function of the query, the catalog file and the RUB rate, all fixed until a
   // restart (the calculator prices disabled models too), so each distinct query is worked out once.
-  const memo = new Map<string, { code: number; cache: string; body: string }>();
+  const memo = boundedCache<string, { code: number; cache: string; body: string }>(MEMO_MAX);
   const answer = (query: Record<string, unknown>) => {
     try {
       return { code: 200, cache: CACHE, body: JSON.stringify(calculatePrice(catalog, query, config.USD_RUB_RATE)) };
@@ -39,14 +53,9 @@ export function registerPricingRoutes(app: FastifyInstance, services: Services) 
       throw e;
     }
   };
-  app.get('/v1/pricing/calculate', { onRequest }, async (req, reply) => {
+  app.get('/v1/pricing/calculate', { onRequest, config: { cors: 'public' } }, async (req, reply) => {
     const key = req.url.slice(req.url.indexOf('?') + 1 || req.url.length);
-    let hit = memo.get(key);
-    if (!hit) {
-      hit = answer((req.query ?? {}) as Record<string, unknown>);
-      if (memo.size >= MEMO_MAX) memo.clear();
-      memo.set(key, hit);
-    }
+    const hit = cached(memo, key, () => answer((req.query ?? {}) as Record<string, unknown>));
     return reply.code(hit.code).header('cache-control', hit.cache).type('application/json; charset=utf-8').send(hit.body);
   });
 }

@@ -2,7 +2,7 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Services } from '../../services.js';
 import { AppError, Errors } from '../../errors.js';
-import { ok } from '../envelope.js';
+import { ok } from '../../api/index.js';
 import { principalOf, requireKey } from '../auth.js';
 
 const FIELD_HINT = "send multipart/form-data with the file in the field named file, e.g. curl -F 'file=@photo.jpg'";
@@ -17,7 +17,7 @@ export function registerUploadRoutes(app: FastifyInstance, services: Services) {
       // One byte over the largest limit: our own gate (by kind) always answers first.
       limits: { files: 1, fileSize: maxBytes + 1, fields: 20, fieldSize: 64 * 1024, parts: 40, headerPairs: 200 },
     });
-    scope.post('/api/v1/files/upload', { preHandler: requireKey(services, 'files:write') }, async (req, reply) => {
+    scope.post('/api/v1/files/upload', { config: { cors: 'keyed' }, preHandler: requireKey(services, 'files:write') }, async (req, reply) => {
       if (!req.isMultipart()) throw Errors.missingField('file', FIELD_HINT);
       let part;
       try {

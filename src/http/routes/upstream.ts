@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { Services } from '../../services.js';
-import { ACTIVE_STATES, NOTIFY_PATH } from '../../tasks/index.js';
-import { failure, ok } from '../envelope.js';
+import { NOTIFY_PATH, upstreamNotice } from '../../engine/index.js';
+import { failure, ok } from '../../api/index.js';
 
 /** Largest completion notice accepted; providers send small JSON documents (the result itself is fetched by the adapter). */
 export const NOTIFY_MAX_BYTES = 256 * 1024;
@@ -30,14 +30,7 @@ export function registerUpstreamRoutes(app: FastifyInstance, services: Services)
       const { token } = req.params as { token: string };
       const gone = () => reply.code(404).send(failure(404, 'not_found', 'no such notification address'));
       if (!TOKEN.test(token)) return gone();
-      const task = await database.db.selectFrom('tasks').select(['id', 'state']).where('upstream_token', '=', token).executeTakeFirst();
-      if (!task) return gone();
-      const now = clock.now();
-      if (ACTIVE_STATES.includes(task.state)) {
-        // Also while a step holds the task: its release keeps a run_at that changed meanwhile (tasks/work.ts).
-        await database.db.updateTable('tasks').set({ run_at: now }).where('id', '=', task.id).where('state', 'in', ACTIVE_STATES).execute();
-        tasks.signals.emit('created', task.id); // wakes this process's engine; others find the task due at their next poll
-      }
+      if (!(await upstreamNotice({ database, clock, signals: tasks.signals }, token))) return gone();
       return reply.send(ok(null));
     });
   });

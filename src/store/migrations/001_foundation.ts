@@ -29,9 +29,7 @@ export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
 
   await db.schema
     .createTable('ledger_entries')
-    .addColumn('id', dialect === 'postgres' ? 'bigserial' : 'integer', (c) =>
-      dialect === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement(),
-    )
+    .addColumn('id', dialect === 'postgres' ? 'bigserial' : 'integer', (c) => (dialect === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement()))
     .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
     .addColumn('kind', 'text', (c) => c.notNull())
     .addColumn('amount_micros', 'bigint', (c) => c.notNull())

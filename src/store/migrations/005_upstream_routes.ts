@@ -6,7 +6,10 @@ import type { Kysely } from 'kysely';
  * serves the per-route concurrency count.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('tasks').addColumn('route_index', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('tasks')
+    .addColumn('route_index', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
   await db.schema.alterTable('tasks').addColumn('upstream_token', 'text').execute();
   await db.schema.alterTable('tasks').addColumn('handed_at', 'bigint').execute();
   await db.schema.createIndex('tasks_upstream_token').on('tasks').column('upstream_token').unique().execute();

@@ -1,0 +1,214 @@
+import { z } from 'zod';
+import { entriesCsv, entryView, parseUsd } from '../billing/index.js';
+import type { Config } from '../config.js';
+import { parseWith, type ErrorKind } from '../errors.js';
+import type { Services } from '../services.js';
+import type { Answer, Operation, Reply } from './operation.js';
+import * as S from './schemas.js';
+
+const usd = z
+  .union([z.string(), z.number()])
+  .refine((v) => parseUsd(v) !== null, 'must be a USD amount such as "10" or "2.50" (at most 6 decimals)')
+  .describe('USD amount, e.g. "10" or "2.50" (at most 6 decimals)');
+const rateLimit = z.number().int().min(1).max(1_000_000_000).nullable();
+
+/** Admin API bodies (/admin/v1/*): the routes parse with them and the OpenAPI document shows them. */
+export const adminBodies = {
+  createAccount: z.object({ name: z.string().min(1).max(200), balance: usd.optional() }).strict(),
+  topup: z.object({ amount: usd, note: z.string().max(500).optional() }).strict(),
+  createKey: z.object({ scopes: z.array(z.string()).optional(), models: z.array(z.string()).optional() }).strict(),
+  limits: z.object({ write: rateLimit.optional(), read: rateLimit.optional() }).strict(),
+};
+
+/** The path parameter of /admin/v1/accounts/:id and /admin/v1/keys/:id. */
+export const adminIdParams = z.object({ id: z.string().min(1).max(100) });
+
+/** What an admin call brings (the bearer ADMIN_TOKEN is checked by the face before). */
+export interface AdminCall {
+  params: unknown;
+  query: unknown;
+  body: unknown;
+}
+
+/** One operation of the admin API: its spec and its handler. */
+export interface AdminOperation {
+  spec: Operation & { auth: 'admin' };
+  handle(services: Services, call: AdminCall): Promise<Answer>;
+}
+
+const adminOn = (c: Config) => c.ADMIN_TOKEN !== undefined;
+const env = (schema: z.ZodType, description: string): Reply => ({ schema, envelope: true, description });
+const adminAccount = { id: 'The account id' };
+const modelParam = { id: 'Model id or alias, URL-encoded (a slash as %2F)' };
+const base = { tag: 'Admin' as const, auth: 'admin' as const, when: adminOn, errors: ['invalid_request', 'not_found'] as ErrorKind[] };
+type Spec = Omit<AdminOperation['spec'], keyof typeof base>;
+const op = (spec: Spec, handle: AdminOperation['handle']): AdminOperation => ({ spec: { ...base, ...spec }, handle });
+
+const id = (call: AdminCall) => parseWith(adminIdParams, call.params, '').id;
+// Model ids may contain a slash (vendor/name): sent URL-encoded.
+const modelId = (call: AdminCall) => {
+  const raw = String((call.params as { id?: string }).id ?? '');
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw; // not a model id: answered 404 like any unknown model
+  }
+};
+const data = async (value: Promise<unknown>): Promise<Answer> => ({ data: await value });
+
+/** The admin API (/admin/v1/*, bearer ADMIN_TOKEN); registered only when ADMIN_TOKEN is set. */
+export const ADMIN_OPERATIONS: AdminOperation[] = [
+  op(
+    {
+      method: 'post',
+      path: '/admin/v1/accounts',
+      id: 'adminCreateAccount',
+      summary: 'Create an account and its first key',
+      body: adminBodies.createAccount,
+      ok: env(S.AccountCreated, 'The account and its key (shown only here)'),
+    },
+    (s, call) => {
+      const body = parseWith(adminBodies.createAccount, call.body, '');
+      return data(s.accounts.create(body.name, body.balance === undefined ? 0 : parseUsd(body.balance)!));
+    },
+  ),
+  op({ method: 'get', path: '/admin/v1/accounts', id: 'adminListAccounts', summary: 'All accounts', ok: env(z.array(S.Account), 'Accounts') }, (s) =>
+    data(s.accounts.list()),
+  ),
+  op(
+    { method: 'get', path: '/admin/v1/accounts/:id', id: 'adminGetAccount', summary: 'One account', params: adminAccount, ok: env(S.Account, 'The account') },
+    (s, call) => data(s.accounts.get(id(call))),
+  ),
+  op(
+    {
+      method: 'post',
+      path: '/admin/v1/accounts/:id/disable',
+      id: 'adminDisable',
+      summary: 'Disable an account',
+      params: adminAccount,
+      ok: env(S.Account, 'The account'),
+    },
+    (s, call) => data(s.accounts.setStatus(id(call), 'disabled')),
+  ),
+  op(
+    {
+      method: 'post',
+      path: '/admin/v1/accounts/:id/enable',
+      id: 'adminEnable',
+      summary: 'Enable an account',
+      params: adminAccount,
+      ok: env(S.Account, 'The account'),
+    },
+    (s, call) => data(s.accounts.setStatus(id(call), 'active')),
+  ),
+  op(
+    {
+      method: 'post',
+      path: '/admin/v1/accounts/:id/topup',
+      id: 'adminTopup',
+      summary: 'Top up an account',
+      params: adminAccount,
+      body: adminBodies.topup,
+      ok: env(S.Account, 'The account'),
+    },
+    (s, call) => {
+      const body = parseWith(adminBodies.topup, call.body, '');
+      return data(s.accounts.topup(id(call), parseUsd(body.amount)!, body.note ?? ''));
+    },
+  ),
+  op(
+    {
+      method: 'post',
+      path: '/admin/v1/accounts/:id/limits',
+      id: 'adminLimits',
+      summary: "Set the account's per-key rate limits",
+      params: adminAccount,
+      body: adminBodies.limits,
+      ok: env(S.Account, 'The account'),
+    },
+    (s, call) => data(s.accounts.setLimits(id(call), parseWith(adminBodies.limits, call.body, ''))),
+  ),
+  op(
+    {
+      method: 'post',
+      path: '/admin/v1/accounts/:id/keys',
+      id: 'adminCreateKey',
+      summary: 'Create an API key',
+      params: adminAccount,
+      body: adminBodies.createKey,
+      ok: env(S.KeyCreated, 'The key and its secret (shown only here)'),
+    },
+    (s, call) => data(s.accounts.createKey(id(call), parseWith(adminBodies.createKey, call.body, ''))),
+  ),
+  op(
+    {
+      method: 'get',
+      path: '/admin/v1/accounts/:id/keys',
+      id: 'adminListKeys',
+      summary: 'Keys of an account',
+      params: adminAccount,
+      ok: env(z.array(S.ApiKey), 'Keys (never the secret)'),
+    },
+    (s, call) => data(s.accounts.listKeys(id(call))),
+  ),
+  op(
+    {
+      method: 'get',
+      path: '/admin/v1/models',
+      id: 'adminListModels',
+      summary: 'Every model with its enabled switch',
+      ok: env(z.array(S.ModelSwitch), 'Models'),
+    },
+    (s) => data(s.models.list()),
+  ),
+  op(
+    {
+      method: 'post',
+      path: '/admin/v1/models/:id/disable',
+      id: 'adminDisableModel',
+      summary: 'Disable a model (createTask answers 505)',
+      params: modelParam,
+      ok: env(S.ModelSwitch, 'The model'),
+    },
+    (s, call) => data(s.models.set(modelId(call), false)),
+  ),
+  op(
+    {
+      method: 'post',
+      path: '/admin/v1/models/:id/enable',
+      id: 'adminEnableModel',
+      summary: 'Enable a model',
+      params: modelParam,
+      ok: env(S.ModelSwitch, 'The model'),
+    },
+    (s, call) => data(s.models.set(modelId(call), true)),
+  ),
+  op(
+    {
+      method: 'post',
+      path: '/admin/v1/keys/:id/revoke',
+      id: 'adminRevokeKey',
+      summary: 'Revoke a key',
+      params: { id: 'The key id' },
+      ok: env(S.ApiKey, 'The key'),
+    },
+    (s, call) => data(s.accounts.revokeKey(id(call))),
+  ),
+  op(
+    {
+      method: 'get',
+      path: '/admin/v1/accounts/:id/ledger',
+      id: 'adminLedger',
+      summary: 'Ledger of an account (?format=csv for CSV)',
+      params: adminAccount,
+      query: z.object({ format: z.enum(['json', 'csv']).optional() }),
+      ok: env(z.array(S.LedgerEntry), 'Ledger entries, oldest first'),
+    },
+    async (s, call) => {
+      const entries = await s.accounts.ledgerEntries(id(call));
+      // Anything but csv answers JSON, as it always has.
+      if ((call.query as { format?: string }).format === 'csv') return { body: entriesCsv(entries), type: 'text/csv; charset=utf-8' };
+      return { data: entries.map(entryView) };
+    },
+  ),
+];

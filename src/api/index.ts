@@ -1,0 +1,18 @@
+/**
+ * The protocol layer every entry point shares (REST routes in http/, MCP tools, the OpenAPI
+ * document): the envelope, request schemas and their parsing, one module per operation with a
+ * handler (spec + handler), key-call accounting. It depends on the domain; the domain never imports it.
+ */
+export { ok, okJson, failure } from './envelope.js';
+export { countKeyCall, hitKeyCall, limitRefusal } from './key-calls.js';
+export { jsonSchema, API_DOC_VERSION } from './json-schema.js';
+export type { Operation, Reply, Tag, KeyedOperation, KeyedCall, Answer } from './operation.js';
+export { OPERATIONS, KEYED_OPERATIONS } from './operations.js';
+export { createTask, idempotencyKey, readIdempotencyKey } from './tasks/create-task.js';
+export { recordInfo, recordInfoQuery, readTaskId } from './tasks/record-info.js';
+export { listTasks, listQuery, parseListQuery } from './tasks/list-tasks.js';
+export { balance, balanceView } from './balance.js';
+export { ADMIN_OPERATIONS, adminBodies, adminIdParams, type AdminOperation, type AdminCall } from './admin.js';
+export { calculatorParams } from './pricing.js';
+export { callBackUrl } from '../tasks/index.js';
+export * as ReplySchemas from './schemas.js';

@@ -1,0 +1,71 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { z } from 'zod';
+import type { Principal, Scope } from '../accounts/index.js';
+import type { Config } from '../config.js';
+import type { ErrorKind } from '../errors.js';
+import type { Services } from '../services.js';
+
+/** Tags of the OpenAPI document, one per area. */
+export type Tag = 'Tasks' | 'Account' | 'Catalog' | 'Pricing' | 'Files' | 'MCP' | 'Operations' | 'Reference' | 'Admin';
+
+/** One answer: a zod schema (or a named special), whether it is wrapped in the envelope, its media type. */
+export interface Reply {
+  description: string;
+  /** Status of the main answer; 200 unless given. */
+  status?: number;
+  schema?: z.ZodType | 'models' | 'any';
+  envelope?: boolean;
+  type?: string;
+  headers?: Record<string, string>;
+}
+
+/** The spec of one HTTP operation: what the OpenAPI document says about it. */
+export interface Operation {
+  method: 'get' | 'post' | 'delete';
+  /** The path as registered in Fastify (`:param` style). */
+  path: string;
+  id: string;
+  tag: Tag;
+  summary: string;
+  description?: string;
+  /** key: bearer API key (with `scope`); admin: bearer ADMIN_TOKEN; metrics: bearer METRICS_TOKEN when set. */
+  auth?: 'key' | 'admin' | 'metrics';
+  scope?: Scope;
+  /** Served on PRICING_BASE_URL (its own `servers` entry). */
+  host?: 'pricing';
+  /** Only registered when this holds (admin API needs ADMIN_TOKEN). */
+  when?: (config: Config) => boolean;
+  query?: z.ZodObject;
+  params?: Record<string, string>;
+  headers?: Record<string, z.ZodType>;
+  /** 'createTask': one schema per model, selected by `model` (built from the catalog). */
+  body?: z.ZodType | 'createTask' | 'jsonrpc' | 'upload';
+  ok: Reply;
+  /** Envelope errors besides those every operation of its kind has (see document.ts). */
+  errors?: ErrorKind[];
+  /** Answers that are not envelope errors, by status. */
+  extra?: Record<string, Reply>;
+}
+
+/** What a keyed call brings, whichever face (REST route, MCP tool) it came through. */
+export interface KeyedCall {
+  principal: Principal;
+  query: unknown;
+  body: unknown;
+  headers: IncomingHttpHeaders;
+}
+
+/**
+ * A success answer: `data` for the envelope, or the whole envelope as JSON text already made (hot
+ * reads keep it), or a body that is not JSON with its media type; headers to add.
+ */
+export type Answer = ({ data: unknown } | { text: string } | { body: string; type: string }) & { headers?: Record<string, string> };
+
+/**
+ * An operation served to an API key: its spec and its handler. `handler(services)` is called once
+ * when the route is mounted, so a handler may keep what it can reuse (the balance texts).
+ */
+export interface KeyedOperation {
+  spec: Operation & { auth: 'key'; scope: Scope };
+  handler(services: Services): (call: KeyedCall) => Promise<Answer>;
+}

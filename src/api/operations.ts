@@ -1,0 +1,179 @@
+import { z } from 'zod';
+import { ADMIN_OPERATIONS } from './admin.js';
+import { balance } from './balance.js';
+import type { KeyedOperation, Operation, Reply } from './operation.js';
+import { calculatorParams } from './pricing.js';
+import * as S from './schemas.js';
+import { createTask } from './tasks/create-task.js';
+import { listTasks } from './tasks/list-tasks.js';
+import { recordInfo } from './tasks/record-info.js';
+
+/**
+ * Every HTTP operation GenGate serves, in one table: the OpenAPI document is generated from it
+ * and a test checks that every route the server registers has an entry. Adding a route means
+ * adding its entry here (operations with a handler keep their spec in their own module).
+ */
+
+const env = (schema: z.ZodType, description: string): Reply => ({ schema, envelope: true, description });
+const priceRefusal: Reply = { schema: S.PriceRefusal, description: 'Invalid parameters (whatever ERROR_STYLE is)' };
+
+/** The operations with a handler, served to an API key by REST (http/ mounts them). */
+export const KEYED_OPERATIONS: KeyedOperation[] = [createTask, recordInfo, listTasks, balance];
+
+/** Every operation, in the order of the OpenAPI document. */
+export const OPERATIONS: Operation[] = [
+  createTask.spec,
+  recordInfo.spec,
+  listTasks.spec,
+  {
+    method: 'post',
+    path: '/api/v1/files/upload',
+    id: 'upload',
+    tag: 'Files',
+    auth: 'key',
+    scope: 'files:write',
+    summary: 'Upload a photo, video or audio file (kept 24 hours)',
+    description:
+      'multipart/form-data with the file in the field `file`. The kind is decided by the bytes: JPG, PNG, WebP photos; MP4, MOV (converted to MP4) videos; MP3, WAV audio; videos and audio at most 30 s.',
+    body: 'upload',
+    ok: env(S.UploadResult, 'The stored file'),
+    errors: ['missing_field', 'upload_rejected', 'invalid_request'],
+  },
+  balance.spec,
+  {
+    method: 'get',
+    path: '/api/v1/models',
+    id: 'listModels',
+    tag: 'Catalog',
+    summary: 'The model catalog',
+    description: 'Every model with its input schema, prices and media limits; disabled models are listed with enabled false.',
+    ok: { schema: 'models', envelope: true, description: 'Every model' },
+  },
+  {
+    method: 'get',
+    path: '/v1/pricing',
+    id: 'priceList',
+    tag: 'Pricing',
+    host: 'pricing',
+    summary: 'The price list (no envelope)',
+    ok: {
+      schema: S.PriceList,
+      description: 'All models with their prices and price rules',
+      headers: { ETag: 'Hash of the body', 'Cache-Control': 'public, max-age=300' },
+    },
+    extra: { '304': { description: 'If-None-Match matched the ETag' }, '429': { ...priceRefusal, description: 'Rate limited; see Retry-After' } },
+  },
+  {
+    method: 'get',
+    path: '/v1/pricing/calculate',
+    id: 'calculatePrice',
+    tag: 'Pricing',
+    host: 'pricing',
+    summary: 'The exact price of a model and parameters (no envelope)',
+    query: calculatorParams,
+    ok: { schema: S.PriceResult, description: 'The price createTask would charge for the same input' },
+    extra: { '400': priceRefusal, '429': { ...priceRefusal, description: 'Rate limited; see Retry-After' } },
+  },
+  {
+    method: 'get',
+    path: '/files/:id/:name',
+    id: 'getFile',
+    tag: 'Files',
+    summary: 'A result file (kept 24 hours)',
+    description: 'No key: the random id is the secret. Range requests are answered with 206; HEAD works.',
+    params: { id: 'Random 128-bit file id', name: 'File name' },
+    ok: { schema: 'any', type: 'application/octet-stream', description: 'The file; Content-Type follows its bytes' },
+    extra: { '206': { description: 'The requested byte range' }, '416': { description: 'Unsatisfiable range' } },
+    errors: ['not_found'],
+  },
+  {
+    method: 'post',
+    path: '/mcp',
+    id: 'mcp',
+    tag: 'MCP',
+    host: 'pricing',
+    summary: 'MCP endpoint (Streamable HTTP, stateless)',
+    description:
+      'JSON-RPC 2.0 messages of the Model Context Protocol. Tools without a key: list_models, get_model, calculate_price, get_price_list; with Authorization: Bearer <API key>: create_task, get_task, wait_for_task, list_tasks, get_balance. See docs/api.md.',
+    body: 'jsonrpc',
+    ok: { schema: 'any', description: 'A JSON-RPC answer, as application/json or a text/event-stream of messages' },
+  },
+  {
+    method: 'get',
+    path: '/mcp',
+    id: 'mcpStream',
+    tag: 'MCP',
+    host: 'pricing',
+    summary: 'Not supported: the endpoint is stateless',
+    ok: { status: 405, schema: 'any', description: 'Method not allowed (JSON-RPC error)' },
+  },
+  {
+    method: 'delete',
+    path: '/mcp',
+    id: 'mcpEnd',
+    tag: 'MCP',
+    host: 'pricing',
+    summary: 'Not supported: the endpoint is stateless',
+    ok: { status: 405, schema: 'any', description: 'Method not allowed (JSON-RPC error)' },
+  },
+  {
+    method: 'get',
+    path: '/openapi.json',
+    id: 'openapi',
+    tag: 'Reference',
+    summary: 'This document (OpenAPI 3.1)',
+    ok: { schema: 'any', description: 'The OpenAPI document' },
+  },
+  {
+    method: 'get',
+    path: '/docs',
+    id: 'docsPage',
+    tag: 'Reference',
+    summary: 'The API reference page',
+    ok: { type: 'text/html', description: 'HTML page rendering this document' },
+  },
+  {
+    method: 'get',
+    path: '/docs/:asset',
+    id: 'docsAsset',
+    tag: 'Reference',
+    summary: 'Scripts and styles of the reference page',
+    params: { asset: 'File name' },
+    ok: { type: 'application/octet-stream', description: 'The file' },
+    errors: ['not_found'],
+  },
+  { method: 'get', path: '/healthz', id: 'healthz', tag: 'Operations', summary: 'The process is up', ok: { schema: S.Health, description: 'Up' } },
+  {
+    method: 'get',
+    path: '/readyz',
+    id: 'readyz',
+    tag: 'Operations',
+    summary: 'The database and the blob store answer, ffmpeg and ffprobe run',
+    ok: { schema: S.Ready, description: 'Ready' },
+    extra: { '503': { schema: S.Ready, description: 'A check failed; `checks` names it' } },
+  },
+  {
+    method: 'get',
+    path: '/metrics',
+    id: 'metrics',
+    tag: 'Operations',
+    auth: 'metrics',
+    summary: 'Prometheus metrics',
+    ok: { type: 'text/plain; version=0.0.4', description: 'Exposition text; see docs/operations.md' },
+    extra: { '401': { schema: 'any', description: 'METRICS_TOKEN is set and the bearer token is wrong or missing' } },
+  },
+  {
+    method: 'post',
+    path: '/upstream/v1/notify/:token',
+    id: 'upstreamNotify',
+    tag: 'Operations',
+    summary: 'Completion notice from an upstream backend',
+    description:
+      'The per-task address GenGate gives an upstream provider when UPSTREAM_WEBHOOKS is true (see docs/backends.md). The body (any type, at most 256 KB) is ignored: the notice only makes the task due, and GenGate asks the upstream itself.',
+    params: { token: 'Unguessable token of one task' },
+    ok: env(z.null(), 'Noted'),
+    errors: ['not_found'],
+    extra: { '413': { schema: 'any', description: 'The body is larger than 256 KB' } },
+  },
+  ...ADMIN_OPERATIONS.map((op) => op.spec),
+];

@@ -1,0 +1,215 @@
+import { z } from 'zod';
+
+/**
+ * zod schemas of what GenGate answers (SPEC "Resources and their fields"). The OpenAPI document
+ * is generated from them; tests check real answers against them, so they cannot drift.
+ */
+
+const usd4 = z
+  .string()
+  .regex(/^\d+\.\d{4}$/)
+  .describe('USD as text with exactly 4 fractional digits');
+const STATES = ['waiting', 'queuing', 'generating', 'success', 'fail'] as const;
+
+/** `data` of createTask. */
+export const TaskCreated = z.object({
+  taskId: z.string().describe('Task identifier (tk_ + 22 URL-safe characters)'),
+  task_id: z.string().describe('Alias of taskId'),
+  status: z.literal('submitted'),
+});
+
+/** DECISIONS §14: delivery status of a callback. */
+export const CallbackStatus = z.object({
+  url: z.string(),
+  status: z.enum(['pending', 'delivered', 'failed']),
+  attempts: z.number().int(),
+  lastAttemptAt: z.number().int().nullable(),
+  lastStatusCode: z.number().int().nullable(),
+  lastError: z.string().nullable(),
+  deliveredAt: z.number().int().nullable(),
+});
+
+const VideoResult = z.object({
+  videos: z.array(z.object({ url: z.string() })),
+  duration: z.number().nullable().describe('Real length in seconds'),
+  resultUrls: z.array(z.string()),
+});
+
+/** SPEC "Task": `data` of recordInfo and the items of list. */
+export const Task = z.object({
+  taskId: z.string(),
+  task_id: z.string().describe('Alias of taskId'),
+  model: z.string().describe('Canonical model id'),
+  state: z.enum(STATES),
+  status: z.enum(['pending', 'processing', 'completed', 'failed']).describe('Alias of state'),
+  param: z.string().describe('The createTask body as sent, as a JSON string'),
+  resultJson: z.union([z.string().describe('Images and music: JSON text {"resultUrls": [...]}'), VideoResult, z.null()]).describe('null until success'),
+  lastFrameUrl: z.string().nullable().optional().describe('Only when return_last_frame was asked; null until success'),
+  failCode: z.union([z.literal(''), z.number().int()]),
+  failMsg: z.string(),
+  error: z.object({ code: z.number().int(), message: z.string(), type: z.string() }).nullable(),
+  costTime: z.number().int().nullable().describe('completeTime − createTime in ms; null until final'),
+  createTime: z.number().int(),
+  updateTime: z.number().int(),
+  completeTime: z.number().int().nullable(),
+  progress: z.number(),
+  creditsConsumed: z.number().describe('USD charged; 0 after a refund'),
+  costUsd: z.string().describe('Final price in USD, 3 decimals'),
+  costRub: z.number(),
+  refunded: z.boolean(),
+  filesExpired: z.boolean(),
+  callback: CallbackStatus.nullable(),
+});
+
+/** SPEC "Task list". */
+export const TaskList = z.object({
+  items: z.array(Task),
+  nextBefore: z.number().int().nullable().describe('Pass as `before` for the next page; null on the last page'),
+});
+
+/** SPEC "Upload result". */
+export const UploadResult = z.object({
+  url: z.string().describe('Link to pass in a model input'),
+  fileName: z.string(),
+  expiresInDays: z.literal(1),
+  kind: z.enum(['image', 'video', 'audio']),
+  duration: z.number().describe('Seconds of a video or audio file; 0 for a photo'),
+  seconds: z.number().int().describe('Whole seconds, rounded half up; 0 for a photo'),
+});
+
+/** SPEC "Balance". */
+export const Balance = z.object({ balance: usd4, currency: z.literal('USD'), balanceRub: z.number() });
+
+/** SPEC: `data` of the 402 answer. */
+export const PaymentRequired = z.object({ balance: usd4, required: usd4, currency: z.literal('USD'), topUpUrl: z.string() });
+
+/** SPEC "Price result" (no envelope). */
+export const PriceResult = z.object({
+  ok: z.literal(true),
+  model: z.string(),
+  unit: z.enum(['second', 'image', 'run']),
+  params: z.record(z.string(), z.unknown()),
+  billable_seconds: z.number(),
+  price_usd: z.number(),
+  price_rub: z.number(),
+  price_display: z.string(),
+});
+
+/** The pricing host's refusal body (400, and 429 when rate limited). */
+export const PriceRefusal = z.object({
+  ok: z.literal(false),
+  error: z.object({
+    code: z.enum(['missing_parameter', 'invalid_parameter', 'unsupported_model', 'rate_limited']),
+    message: z.string(),
+    field: z.string().nullable(),
+  }),
+});
+
+const Amount = z.object({ usd: z.number(), micros: z.number().int(), rub: z.number() });
+const Tier = z.object({ when: z.record(z.string(), z.string()), price: Amount, with_client_video: Amount.optional() });
+
+/** One entry of GET /api/v1/models (`parameters` is the model's input schema; see components InputOf...). */
+export const ModelEntry = z.object({
+  id: z.string(),
+  aliases: z.array(z.string()),
+  input_mappings: z
+    .record(z.string(), z.array(z.string()))
+    .describe('Names (kie.ai model ids, operator aliases) whose input names are mapped before validation, each mapping in words'),
+  kind: z.enum(['image', 'video', 'music']),
+  title: z.string(),
+  description: z.string(),
+  enabled: z.boolean(),
+  parameters: z.record(z.string(), z.unknown()).describe('JSON Schema (2020-12) of input'),
+  pricing: z.object({
+    unit: z.enum(['second', 'image', 'run']),
+    price_by: z.string().nullable(),
+    display: z.string(),
+    tiers: z.array(Tier),
+    rules: z.array(z.string()),
+    calculator_url: z.string(),
+  }),
+  limits: z.record(z.string(), z.unknown()),
+  routes: z
+    .array(
+      z.object({
+        backend: z.string().describe('Backend kind: local, same-api, byteplus, fal, replicate'),
+        state: z
+          .enum(['closed', 'open', 'half-open'])
+          .describe('Circuit breaker: closed = healthy, open = skipped for now, half-open = one trial task allowed'),
+      }),
+    )
+    .describe('The routes of the model in the order they are tried, with their health in this process'),
+});
+
+/** GET /v1/pricing. */
+export const PriceList = z.object({
+  object: z.literal('price_list'),
+  currency: z.literal('USD'),
+  usd_rub_rate: z.number(),
+  rounding: z.string(),
+  calculator_url: z.string(),
+  models: z.array(
+    z.object({
+      id: z.string(),
+      aliases: z.array(z.string()),
+      kind: z.enum(['image', 'video', 'music']),
+      enabled: z.boolean(),
+      unit: z.enum(['second', 'image', 'run']),
+      price_by: z.string().nullable(),
+      tiers: z.array(Tier),
+      display: z.string(),
+      rules: z.array(z.string()),
+    }),
+  ),
+});
+
+/** Admin API views. */
+export const Account = z.object({
+  id: z.string(),
+  name: z.string(),
+  status: z.enum(['active', 'disabled']),
+  balance: z.string(),
+  balanceMicros: z.number().int(),
+  createdAt: z.string().describe('ISO 8601'),
+  limits: z
+    .object({ write: z.number().int().nullable(), read: z.number().int().nullable() })
+    .optional()
+    .describe('Per-key rate limits of the account; null means the configured default'),
+  webhookSecret: z.string().optional().describe('Only in the answers of create and show'),
+});
+export const ApiKey = z.object({
+  id: z.string(),
+  accountId: z.string(),
+  prefix: z.string(),
+  scopes: z.array(z.string()).nullable(),
+  models: z.array(z.string()).nullable(),
+  createdAt: z.string(),
+  revokedAt: z.string().nullable(),
+  lastUsedAt: z.string().nullable(),
+});
+export const LedgerEntry = z.object({
+  id: z.number().int(),
+  kind: z.enum(['topup', 'charge', 'refund', 'partial_refund', 'adjustment']),
+  amount: z.string(),
+  amountMicros: z.number().int(),
+  balanceAfter: z.string(),
+  taskId: z.string().nullable(),
+  reason: z.string(),
+  createdAt: z.string(),
+});
+/** A model as the operator sees it (admin API). */
+export const ModelSwitch = z.object({
+  id: z.string(),
+  enabled: z.boolean().describe('In force now'),
+  catalogEnabled: z.boolean().describe("The catalog's default"),
+  switchedAt: z.number().int().nullable(),
+});
+export const AccountCreated = z.object({ account: Account, apiKey: z.string().describe('Shown only here'), key: ApiKey });
+export const KeyCreated = z.object({ key: ApiKey, apiKey: z.string().describe('Shown only here') });
+
+/** /healthz and /readyz. */
+export const Health = z.object({ status: z.literal('ok') });
+export const Ready = z.object({
+  status: z.enum(['ok', 'unavailable']),
+  checks: z.object({ database: z.string(), blobs: z.string(), media: z.string() }).describe('"ok" or the reason'),
+});

@@ -1,0 +1,7 @@
+/** The gengate command's parts: operator commands, and `serve`, loaded on demand so operator commands never load the HTTP stack. */
+export { addAdminCommands } from './admin.js';
+
+/** `gengate serve`, loaded on demand. */
+export async function loadServe() {
+  return (await import('./serve.js')).serve;
+}

@@ -1,0 +1,81 @@
+import type { Selectable } from 'kysely';
+import type { Backend, BackendJob } from '../backends/index.js';
+import type { Ledger } from '../billing/index.js';
+import type { Catalog } from '../catalog/index.js';
+import type { Clock } from '../clock.js';
+import type { Files } from '../files/index.js';
+import type { Database } from '../store/index.js';
+import type { TasksTable } from '../store/index.js';
+import type { WorkLog } from '../store/index.js';
+import type { TaskSignals } from '../tasks/index.js';
+import type { RouteHealth } from './routing.js';
+
+/** How a submit to a route ended: taken, surely not taken (retry or fail over), refused, or unclear (not repeated). */
+export type SubmitOutcome = 'accepted' | 'not_accepted' | 'refused' | 'unclear';
+
+/** Why a lease renewal failed: the write itself failed (database), or another worker holds the task now. */
+export type HeartbeatFailure = 'error' | 'lost';
+
+/** A claimed task row and the token of the claim that holds it (also in `locked_by` while the lease lasts). */
+export type TaskWork = Selectable<TasksTable> & { seq: number; lease: string };
+
+/** Everything a step of the engine uses. */
+export interface EngineDeps {
+  database: Database;
+  ledger: Ledger;
+  catalog: Catalog;
+  clock: Clock;
+  files: Files;
+  /** Backends by route name (routeName): the shared `local` one and one per upstream route. */
+  backends: ReadonlyMap<string, Backend>;
+  /** Breakers and concurrency slots of the routes. */
+  health: RouteHealth;
+  /** PUBLIC_BASE_URL when UPSTREAM_WEBHOOKS says upstreams can reach it; null: polling only. */
+  webhookBase: string | null;
+  signals: TaskSignals;
+  /** Told the outcome of every submit to a route (metrics). */
+  countSubmit: (route: string, outcome: SubmitOutcome) => void;
+  /** Told every failed lease renewal (metrics). */
+  countHeartbeatFailure: (reason: HeartbeatFailure) => void;
+  log: WorkLog;
+  settings: {
+    pollMs: number;
+    leaseMs: number;
+    maxAttempts: number;
+    retryMs: number;
+    callTimeoutMs: number;
+    concurrency: number;
+    /** First poll interval of an upstream route (UPSTREAM_POLL_MS); grows with the time since the hand-off. */
+    upstreamPollMs: number;
+  };
+  /** This engine's id; every claim's lease token starts with it. */
+  workerId: string;
+}
+
+/** The job a backend sees, from the task row. */
+export function jobOf(task: TaskWork, catalog: Catalog): BackendJob {
+  const model = catalog.find(task.model);
+  return {
+    taskId: task.id,
+    model: task.model,
+    // A model removed from the catalog after the task was created: kind from the stored result shape is unknown; image is the safe guess.
+    kind: model?.kind ?? 'image',
+    input: JSON.parse(task.input) as Record<string, unknown>,
+    media: task.media ? (JSON.parse(task.media) as Record<string, never>) : {},
+  };
+}
+
+/** How long to wait before asking a route's backend again: ENGINE_POLL_MS for the local one, UPSTREAM_POLL_MS growing by one step per minute (up to 4×) for upstreams. */
+export function pollDelay(deps: EngineDeps, kind: string, sinceHandOffMs: number): number {
+  if (kind === 'local') return deps.settings.pollMs;
+  return deps.settings.upstreamPollMs * Math.min(4, 1 + Math.floor(Math.max(0, sinceHandOffMs) / 60_000));
+}
+
+/** Rejects when `promise` takes longer than `ms`: a hanging backend call must not hold a task forever. */
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

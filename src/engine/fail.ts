@@ -1,0 +1,57 @@
+import type { Kysely } from 'kysely';
+import type { FailKind } from '../backends/index.js';
+import type { DB } from '../store/index.js';
+import { failureCode } from '../tasks/index.js';
+import { jobOf, withTimeout, type EngineDeps, type TaskWork } from './deps.js';
+import { moveHeld } from './lease.js';
+import { shownMessage } from './shown.js';
+
+/** Marks the callback outbox row due (issue 6 delivers it); tasks without a callBackUrl have none, so nothing is written for them. */
+export async function callbackDue(trx: Kysely<DB>, task: TaskWork, now: number): Promise<void> {
+  if (!task.callback_url) return;
+  await trx.updateTable('callbacks').set({ due_at: now }).where('task_id', '=', task.id).where('due_at', 'is', null).execute();
+}
+
+/**
+ * Fails a task exactly once: compare-and-set to `fail` with the failure fields, the full refund
+ * and the callback outbox row in one transaction. False when another worker moved or holds it.
+ * Every failure passes here, so this is where the client's message is cleaned (no server paths, no
+ * tool output); the full message goes to the log and the task's event row.
+ */
+export async function failTask(deps: EngineDeps, task: TaskWork, kind: FailKind, message: string): Promise<boolean> {
+  const { code, type } = failureCode(kind);
+  const now = deps.clock.now();
+  const shown = shownMessage(message);
+  if (shown !== message) deps.log.warn({ taskId: task.id, failCode: code, detail: message }, 'engine: task failed; its message was cleaned for the client');
+  const moved = await deps.database.tx(async (trx) => {
+    const ok = await moveHeld(
+      trx,
+      task,
+      'fail',
+      now,
+      { fail_code: code, fail_type: type, fail_msg: shown, completed_at: now, refunded: 1 },
+      `${code} ${type}: ${message}`,
+    );
+    if (!ok) return false;
+    await deps.ledger.refund(trx, task.id, 'refund', `task ${task.id} failed (${code})`);
+    await callbackDue(trx, task, now);
+    return true;
+  });
+  if (moved) {
+    finishedSignals(deps, task);
+    const backend = deps.backends.get(task.backend);
+    // Best effort, bounded: a hanging cancel must not hold the step (the task is already failed and refunded).
+    if (backend && task.backend_ref) {
+      await withTimeout(backend.cancel(jobOf(task, deps.catalog), task.backend_ref), deps.settings.callTimeoutMs, `backend ${backend.name} cancel`).catch(
+        () => {},
+      );
+    }
+  }
+  return moved;
+}
+
+/** Tells waiters a task is final and, when it has a callBackUrl, wakes callback delivery. */
+export function finishedSignals(deps: EngineDeps, task: TaskWork): void {
+  deps.signals.emit('finished', task.id);
+  if (task.callback_url) deps.signals.emit('callbackDue', task.id);
+}

@@ -1,0 +1,128 @@
+import { rm } from 'node:fs/promises';
+import { BackendFailure, type BackendOutput } from '../backends/index.js';
+import { finishTask } from './finish.js';
+import { routesOf } from './routing.js';
+import { submitTask } from './submit.js';
+import { jobOf, pollDelay, withTimeout, type EngineDeps, type TaskWork } from './deps.js';
+import { failTask } from './fail.js';
+import { keepNotice, moveHeld, release } from './lease.js';
+
+/** Longest wait between two polls after transient errors of an upstream. */
+const MAX_POLL_RETRY_MS = 60_000;
+
+/**
+ * One step of a claimed task: checks the 20-minute deadline (failing the task cancels the
+ * upstream job), then hands the task to a route (waiting; see submit.ts), asks for progress
+ * (queuing, generating) or collects the result. A BackendFailure fails the task at once. Any other
+ * error is retried with exponential backoff: on the local backend the task fails as 503 after
+ * ENGINE_MAX_ATTEMPTS in a row; an upstream that already took the task is asked again until the
+ * deadline, since giving up early would refund a task the upstream may still finish and bill.
+ * An upstream callback only moves `run_at` to now, so both paths end in this same step.
+ * `attempts` was counted by the claim; a task claimed more than ENGINE_MAX_ATTEMPTS times in a row
+ * without an outcome (its workers died or lost it each time) fails, unless an upstream has it.
+ */
+export async function stepTask(deps: EngineDeps, task: TaskWork): Promise<void> {
+  const { clock, settings } = deps;
+  if (clock.now() >= Number(task.deadline_at)) {
+    await failTask(deps, task, 'timeout', 'the task did not finish within 20 minutes; the price was refunded, please retry');
+    return;
+  }
+  const attempts = Number(task.attempts);
+  if (attempts > settings.maxAttempts && (task.state === 'waiting' || task.backend === 'local')) {
+    await failTask(
+      deps,
+      task,
+      'unavailable',
+      `the workers that took the task stopped ${attempts - 1} times before it got anywhere; the price was refunded, please retry`,
+    );
+    return;
+  }
+  if (task.state === 'waiting') {
+    await submitTask(deps, task);
+    return;
+  }
+  const backend = deps.backends.get(task.backend);
+  if (!backend) {
+    await failTask(deps, task, 'internal', `no generation backend named ${task.backend} is configured`);
+    return;
+  }
+  const ref = routesOf(deps.catalog, task.model, task.backend).find((r) => r.name === task.backend);
+  const kind = ref?.route.backend ?? (task.backend === 'local' ? 'local' : 'upstream');
+  const breaker = ref ? deps.health.breaker(ref) : null;
+  const job = jobOf(task, deps.catalog);
+  const call = <T>(p: Promise<T>, what: string) => withTimeout(p, settings.callTimeoutMs, `backend ${backend.name} ${what}`);
+  const next = pollDelay(deps, kind, clock.now() - Number(task.handed_at ?? clock.now()));
+  try {
+    const backendRef = task.backend_ref ?? '';
+    const status = await call(backend.progress(job, backendRef), 'progress');
+    breaker?.success();
+    switch (status.state) {
+      case 'queued':
+        await release(deps, task, recheck(status, next), { attempts: 0 });
+        return;
+      case 'running': {
+        // Progress never goes back and reaches 100 only with success (DECISIONS §6).
+        const progress = Math.max(Number(task.progress), Math.min(99, Math.floor(Number(status.progress) || 0)));
+        if (task.state === 'queuing') {
+          const now = clock.now();
+          await deps.database.tx((trx) =>
+            moveHeld(trx, task, 'generating', now, {
+              progress,
+              attempts: 0,
+              run_at: keepNotice(task, Math.min(now + recheck(status, next), Number(task.deadline_at))),
+            }),
+          );
+        } else {
+          await release(deps, task, recheck(status, next), { progress, attempts: 0 });
+        }
+        return;
+      }
+      case 'failed':
+        await failTask(deps, task, status.kind, status.message);
+        return;
+      case 'done': {
+        const out = await call(backend.results(job, backendRef), 'results');
+        try {
+          await finishTask(deps, task, job, out);
+        } finally {
+          // Upstream results were downloaded for this task only; the blob store has its copy now.
+          if (kind !== 'local') await removeOutput(out);
+        }
+        return;
+      }
+      default:
+        throw new Error(`backend ${backend.name} reported an unknown state ${JSON.stringify((status as { state?: unknown }).state)}`);
+    }
+  } catch (e) {
+    if (e instanceof BackendFailure) {
+      await failTask(deps, task, e.kind, e.message);
+      return;
+    }
+    const message = e instanceof Error ? e.message : String(e);
+    // The detail (a renderer's cause with its paths and ffmpeg's words) is for the operator only.
+    deps.log.warn({ taskId: task.id, route: backend.name, attempts, err: e }, 'engine: backend call failed');
+    if (kind === 'local' && attempts >= settings.maxAttempts) {
+      await failTask(
+        deps,
+        task,
+        'unavailable',
+        `the generation backend failed ${attempts} times in a row (last: ${message}); the price was refunded, please retry`,
+      );
+      return;
+    }
+    if (kind !== 'local') breaker?.failure();
+    const wait = Math.min(kind === 'local' ? Infinity : MAX_POLL_RETRY_MS, Math.max(settings.retryMs * 2 ** (attempts - 1), kind === 'local' ? 0 : next));
+    await release(deps, task, wait, { attempts, last_error: message.slice(0, 500) });
+  }
+}
+
+async function removeOutput(out: BackendOutput): Promise<void> {
+  const paths = [...(Array.isArray(out?.files) ? out.files : []), ...(out?.lastFrame ? [out.lastFrame] : [])].map((f) => f.path);
+  await Promise.all(paths.map((p) => rm(p, { force: true }).catch(() => {})));
+}
+
+/** When to look at a task again: the backend's hint (at least 10 ms), else the route's poll interval. */
+function recheck(status: { recheckMs?: number }, pollMs: number): number {
+  const hint = Number(status.recheckMs);
+  return Number.isFinite(hint) && status.recheckMs !== undefined ? Math.max(10, Math.ceil(hint)) : pollMs;
+}

@@ -1,0 +1,36 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { ok, type AdminOperation, type Answer, type KeyedOperation } from '../api/index.js';
+import type { Services } from '../services.js';
+import { principalOf, requireKey } from './auth.js';
+
+type Method = 'GET' | 'POST' | 'DELETE';
+
+/** Sends an api/ answer: the envelope around `data`, an envelope already made, or another body with its type. */
+function send(reply: FastifyReply, answer: Answer) {
+  if (answer.headers) reply.headers(answer.headers);
+  // Text answers are the whole envelope already made (hot reads keep it between requests).
+  if ('text' in answer) return reply.type('application/json; charset=utf-8').send(answer.text);
+  if ('body' in answer) return reply.type(answer.type).send(answer.body);
+  return ok(answer.data);
+}
+
+/** Mounts a keyed api/ operation at its spec's method and path: the key (scope and rate limit) is checked first. */
+export function mountKeyed(app: FastifyInstance, services: Services, op: KeyedOperation): void {
+  const handle = op.handler(services);
+  app.route({
+    method: op.spec.method.toUpperCase() as Method,
+    url: op.spec.path,
+    config: { cors: 'keyed' },
+    preHandler: requireKey(services, op.spec.scope),
+    handler: async (req, reply) => send(reply, await handle({ principal: principalOf(req), query: req.query, body: req.body, headers: req.headers })),
+  });
+}
+
+/** Mounts an admin api/ operation at its spec's method and path, in a scope whose hook checks ADMIN_TOKEN. */
+export function mountAdmin(scope: FastifyInstance, services: Services, op: AdminOperation): void {
+  scope.route({
+    method: op.spec.method.toUpperCase() as Method,
+    url: op.spec.path,
+    handler: async (req, reply) => send(reply, await op.handle(services, { params: req.params, query: req.query, body: req.body })),
+  });
+}

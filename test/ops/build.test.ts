@@ -1,0 +1,80 @@
+import { execFile, spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDb, dialects, type TestDb } from '../helpers/db.js';
+
+const run = promisify(execFile);
+const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { bin: Record<string, string>; scripts: Record<string, string> };
+
+/**
+ * The compiled program, as `npm install` leaves it: this file builds dist/ itself (`npm run build`,
+ * the prepare step), so it never checks a stale build; every other test runs the sources (decision 0020).
+ */
+describe('the compiled program (npm run build, bin/gengate.js, npm start)', () => {
+  beforeAll(async () => {
+    await run('npm', ['run', 'build'], { env: { ...process.env, npm_config_loglevel: 'error' } });
+  }, 300_000);
+
+  it('is what the bin and the start scripts run: JavaScript in dist/, no TypeScript loader', () => {
+    expect(pkg.bin.gengate).toBe('bin/gengate.js');
+    expect(pkg.scripts.prepare).toBe('npm run build');
+    expect(pkg.scripts.start).toBe('node dist/main.js serve');
+    expect(pkg.scripts.gengate).toBe('node dist/main.js');
+    expect(readFileSync('bin/gengate.js', 'utf8')).not.toMatch(/tsx|\.ts'/);
+  });
+
+  it('has every file of src/ in dist/: each module compiled, and the JavaScript loaded by URL (worker threads)', () => {
+    const files = (dir: string) =>
+      readdirSync(dir, { recursive: true, withFileTypes: true })
+        .filter((e) => e.isFile() && /\.(ts|js|mjs)$/.test(e.name))
+        .map((e) => path.relative(dir, path.join(e.parentPath, e.name)));
+    const expected = files('src')
+      .map((f) => f.replace(/\.ts$/, '.js'))
+      .sort();
+    expect(files('dist').sort()).toEqual(expected);
+  });
+
+  describe.each(dialects())('on %s', (dialect) => {
+    let db: TestDb;
+    beforeAll(async () => {
+      db = await createTestDb(dialect);
+    });
+    afterAll(async () => {
+      await db.drop();
+    });
+    const env = () => ({ ...process.env, DATABASE_URL: db.url, DATA_DIR: db.dir, LOG_LEVEL: 'silent' });
+
+    it('bin/gengate.js runs operator commands', async () => {
+      const created = await run(process.execPath, ['bin/gengate.js', '--new-database', 'account', 'create', '--name', 'built', '--balance', '2', '--json'], {
+        env: env(),
+      });
+      expect(JSON.parse(created.stdout).account).toMatchObject({ name: 'built', balance: '2.0000' });
+      const listed = await run(process.execPath, ['bin/gengate.js', 'account', 'list'], { env: env() });
+      expect(listed.stdout).toMatch(/active\s+2\.0000 USD {2}built/);
+    });
+
+    it('npm start serves /healthz and stops on SIGTERM', async () => {
+      // Its own process group: npm runs the script through a shell, and the whole group gets the signal.
+      const child = spawn('npm', ['start', '--silent'], { env: { ...env(), PORT: '0', FIRST_RUN_ACCOUNT: 'false' }, detached: true });
+      let out = '';
+      child.stdout.on('data', (d) => (out += d));
+      child.stderr.on('data', (d) => (out += d));
+      const exited = new Promise<number | string | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
+      const url = await new Promise<string>((resolve, reject) => {
+        child.stdout.on('data', () => {
+          const m = /listening on (http:\/\/\S+)/.exec(out);
+          if (m) resolve(m[1]!);
+        });
+        void exited.then((code) => reject(new Error(`npm start exited with ${code}:\n${out}`)));
+      });
+      const health = await fetch(`${url}/healthz`);
+      expect(health.status).toBe(200);
+      process.kill(-child.pid!, 'SIGTERM');
+      // npm itself may die of the signal; the server must be gone either way.
+      expect([0, 'SIGTERM']).toContain(await exited);
+      await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+    }, 60_000);
+  });
+});
