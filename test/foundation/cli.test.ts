@@ -12,7 +12,8 @@ describe.each(dialects())('gengate CLI on %s', (dialect) => {
   let server: Awaited<ReturnType<typeof spawnServe>>;
   beforeAll(async () => {
     db = await createTestDb(dialect);
-    env = { DATABASE_URL: db.url, DATA_DIR: db.dir };
+    // AUTH_CACHE_MS=0: a disable or revoke by the CLI applies to the next request (the 1 s default is tested in auth.test.ts).
+    env = { DATABASE_URL: db.url, DATA_DIR: db.dir, AUTH_CACHE_MS: '0' };
     server = await spawnServe(env);
   }, 60_000);
   afterAll(async () => {
@@ -51,7 +52,9 @@ describe.each(dialects())('gengate CLI on %s', (dialect) => {
     expect(JSON.parse((await gengate(['account', 'enable', account.id, '--json'], env)).stdout).account.status).toBe('active');
     expect(JSON.parse((await gengate(['account', 'show', account.id, '--json'], env)).stdout).account.balance).toBe('4.7500');
 
-    const key = JSON.parse((await gengate(['key', 'create', '--account', account.id, '--scopes', 'tasks:read,balance:read', '--models', 'suno-v6', '--json'], env)).stdout);
+    const key = JSON.parse(
+      (await gengate(['key', 'create', '--account', account.id, '--scopes', 'tasks:read,balance:read', '--models', 'suno-v6', '--json'], env)).stdout,
+    );
     expect(key.key).toMatchObject({ scopes: ['tasks:read', 'balance:read'], models: ['suno-v6'] });
     expect(JSON.parse((await gengate(['key', 'list', '--account', account.id, '--json'], env)).stdout).keys).toHaveLength(2);
     expect((await gengate(['key', 'revoke', key.key.id], env)).code).toBe(0);
@@ -114,7 +117,7 @@ describe('settings', () => {
     try {
       const file = path.join(db.dir, 'gengate.json');
       writeFileSync(file, JSON.stringify({ DATABASE_URL: db.url, DATA_DIR: db.dir, FIRST_RUN_ACCOUNT: false }));
-      const r = await gengate(['account', 'list', '--json'], { GENGATE_CONFIG: file });
+      const r = await gengate(['--new-database', 'account', 'list', '--json'], { GENGATE_CONFIG: file });
       expect(r.code, r.stderr).toBe(0);
       expect(JSON.parse(r.stdout)).toEqual({ accounts: [] });
       writeFileSync(file, JSON.stringify({ PORTT: 1 }));
