@@ -75,6 +75,8 @@ const gengate = await startProcess(
   {
     DATA_DIR: dataDir,
     PORT: '0',
+    // As operators run it (README): the store's guard rails and slow-transaction warnings are for tests and development.
+    NODE_ENV: process.env.BENCH_NODE_ENV ?? 'production',
     ALLOW_PRIVATE_NETWORK: 'true',
     CALLBACK_RETRY_DELAYS_MS: '3600000',
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',

@@ -1,7 +1,7 @@
 import { sql, type Compilable, type Kysely } from 'kysely';
 import type { Database } from './db.js';
 import { precompile } from './prepared.js';
-import { currentTx } from './guards.js';
+import { currentTx, readInTx } from './guards.js';
 
 /** Most keys one batched query carries; more in one turn go in several queries. */
 const MAX_KEYS = 500;
@@ -20,8 +20,8 @@ interface Waiter<R> {
  * turn share one query, `where <column> = any($1)`: every query is a round trip through the pg
  * driver and the server (parse, bind, execute, socket writes and reads, the row description), and
  * under load one turn answers many requests, so a batch of them costs little more than one. On
- * SQLite (in process, synchronous) each read runs alone, as `precompile` runs it. Inside one of the
- * database's transactions a read runs alone in that transaction (guards.ts).
+ * SQLite (in process, synchronous) each read runs alone, as `precompile` runs it. Like `precompile`,
+ * it refuses to run inside one of the database's transactions while the guards are on (guards.ts).
  */
 export function readByKey<R>(database: Database, column: string, build: () => Where<R>, keyOf: (row: R) => string): (key: string) => Promise<R[]> {
   const { db } = database;
@@ -49,7 +49,7 @@ export function readByKey<R>(database: Database, column: string, build: () => Wh
   };
 
   return (key) => {
-    if (currentTx(db)) return readOne(key);
+    if (currentTx(db)) return Promise.reject(readInTx());
     return new Promise<R[]>((resolve, reject) => {
       if (pending.size === 0) setImmediate(flush);
       const waiters = pending.get(key);

@@ -9,7 +9,7 @@ import { registerDialect, registerFastReader } from './prepared.js';
 import { startCheckpointer } from './checkpointer.js';
 import { groupCommit } from './group-commit.js';
 import { openReader, withStatementCache } from './sqlite-reader.js';
-import { currentTx, nestedTx, readHandle, runInTx, warnSlow, type SlowWatch } from './guards.js';
+import { currentTx, holdScopes, nestedTx, readHandle, runInTx, warnSlow, type SlowWatch } from './guards.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -60,12 +60,22 @@ export interface OpenOptions {
   onSlowTx?: (heldMs: number, transactions: number) => void;
   /** The clock of the slow-transaction watch (tests). */
   now?: () => number;
+  /**
+   * Track which code runs inside a transaction, so that a nested tx, a query on `db` or a
+   * precompiled read inside one throws (guards.ts; DATABASE_GUARDS, default on outside production).
+   * Off, those mistakes are not caught and every transaction saves the tracking's cost.
+   */
+  guards?: boolean;
 }
+
+/** Runs a transaction's body: inside a tracked scope with the guards on, as is with them off. */
+type Body = <T>(owner: object, trx: Kysely<DB>, fn: () => Promise<T>) => Promise<T>;
+const untracked: Body = (_owner, _trx, fn) => fn();
 
 // int8 (bigint) and numeric come back as strings by default; our values fit in a double.
 pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
 
-function openSqlite(file: string, slow: SlowWatch): Database {
+function openSqlite(file: string, slow: SlowWatch, guards: boolean): Database {
   if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const conn = new SqliteDatabase(file);
   conn.pragma('journal_mode = WAL');
@@ -85,8 +95,9 @@ function openSqlite(file: string, slow: SlowWatch): Database {
   const tx = groupCommit(inner, conn, {
     prepare: (c) => registerDialect(c, 'sqlite'),
     beforeCommit: reader?.endSnapshot,
-    run: (c, fn) => runInTx(db, c, () => fn(c)),
+    run: guards ? (c, fn) => runInTx(db, c, () => fn(c)) : (c, fn) => fn(c),
     slow,
+    hold: guards ? holdScopes : undefined,
   });
   return {
     db,
@@ -143,7 +154,8 @@ function namedStatements(pool: pg.Pool) {
   };
 }
 
-function openPostgres(url: string, poolSize: number, prepared: boolean, slow: SlowWatch): Database {
+function openPostgres(url: string, poolSize: number, prepared: boolean, slow: SlowWatch, guards: boolean): Database {
+  const inTx: Body = guards ? runInTx : untracked;
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
   // An idle connection the server ends (restart, failover, an administrator, a dropped database)
   // is reported on the pool; without a listener that report would crash the process. The pool
@@ -159,7 +171,7 @@ function openPostgres(url: string, poolSize: number, prepared: boolean, slow: Sl
     const watch = slow.ms > 0 && !long;
     const start = watch ? slow.now() : 0;
     try {
-      return await runInTx(db, trx, () => fn(trx));
+      return await inTx(db, trx, () => fn(trx));
     } finally {
       if (watch && slow.now() - start > slow.ms) slow.onSlow(slow.now() - start, 1);
     }
@@ -185,7 +197,8 @@ function openPostgres(url: string, poolSize: number, prepared: boolean, slow: Sl
 /** Opens `sqlite:<path>` (or `sqlite::memory:`) or a `postgres://` URL. */
 export function openDatabase(url: string, opts: OpenOptions = {}): Database {
   const slow: SlowWatch = { ms: opts.slowTxMs ?? 0, onSlow: opts.onSlowTx ?? warnSlow, now: opts.now ?? (() => performance.now()) };
-  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length), slow);
-  if (/^postgres(ql)?:\/\//.test(url)) return openPostgres(url, opts.poolSize ?? 10, opts.prepared ?? true, slow);
+  const guards = opts.guards ?? true;
+  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length), slow, guards);
+  if (/^postgres(ql)?:\/\//.test(url)) return openPostgres(url, opts.poolSize ?? 10, opts.prepared ?? true, slow, guards);
   throw new Error(`unsupported database URL ${url}: use sqlite:<path> or postgres://`);
 }

@@ -1,7 +1,7 @@
 import type SqliteDatabase from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { DB } from './schema.js';
-import { holdScopes, type SlowWatch } from './guards.js';
+import type { SlowWatch } from './guards.js';
 
 /** Most transactions one commit carries: bounds the wait of the first of them. */
 const MAX_BATCH = 64;
@@ -36,9 +36,11 @@ export function groupCommit(
     run: <T>(c: Kysely<DB>, fn: (trx: Kysely<DB>) => Promise<T>) => Promise<T>;
     /** Reports a batch that held the connection too long: its awaits held up every writer of the process. */
     slow: SlowWatch;
+    /** Keeps transaction scopes tracked while the batch runs, returning the release (guards.ts holdScopes; none with the guards off). */
+    hold?: () => () => void;
   },
 ) {
-  const { prepare, beforeCommit = () => {}, run, slow } = hooks;
+  const { prepare, beforeCommit = () => {}, run, slow, hold = () => () => {} } = hooks;
   const queue: Job[] = [];
   let scheduled = false;
   // Transaction control runs on the connection directly, not through Kysely: about 18 of these a
@@ -61,7 +63,7 @@ export function groupCommit(
     const alone = batch.length === 1;
     let held = 0;
     // One scope-tracking hold for the batch, not one toggle of async hooks per caller (guards.ts).
-    const releaseHold = holdScopes();
+    const releaseHold = hold();
     try {
       await db.connection().execute(async (c) => {
         const start = slow.ms > 0 ? slow.now() : 0;

@@ -66,6 +66,13 @@ export function holdScopes(): () => void {
   };
 }
 
+/** The error of a precompiled read (`precompile`, `readByKey`) called inside a transaction of its database. */
+export function readInTx(): StoreMisuse {
+  return new StoreMisuse(
+    'a precompiled read inside database.tx: it runs on a side connection that cannot see the transaction\'s writes; read on the transaction handle (trx) instead',
+  );
+}
+
 /** The error of a `tx` asked for inside a transaction of the same database. */
 export function nestedTx(): StoreMisuse {
   return new StoreMisuse(

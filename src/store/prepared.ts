@@ -1,6 +1,6 @@
 import type { Compilable, Insertable, Kysely, QueryResult, Updateable } from 'kysely';
 import { boundedCache } from '../cache.js';
-import { assertWritable, currentTx } from './guards.js';
+import { assertWritable, currentTx, readInTx } from './guards.js';
 
 /**
  * Runs a compiled SELECT on a side path: on SQLite a read-only connection (synchronous; sees
@@ -22,17 +22,16 @@ export function registerFastReader(db: Kysely<any>, reader: FastReader): void {
  * (auth, balance, recordInfo). `build` receives placeholders and must use each as a plain
  * parameter value. A SELECT on the read handle goes to its fast reader: on SQLite a read-only WAL
  * connection, so it neither waits for nor sees an open write transaction; on PostgreSQL a named
- * prepared statement, parsed and planned once per connection. Called from inside one of the
- * database's transactions it runs in that transaction (guards.ts), so it sees the transaction's
- * own writes on both dialects.
+ * prepared statement, parsed and planned once per connection. It never sees an open transaction's
+ * writes, so calling it from inside one of the database's transactions throws while the store's
+ * guards are on (guards.ts; read on the transaction handle there).
  */
 export function precompile<R, DBT>(db: Kysely<DBT>, arity: number, build: (...args: string[]) => Compilable<R>) {
   const { compiled, bind } = compileWithSlots(arity, build);
   const fast = compiled.query.kind === 'SelectQueryNode' ? fastReaders.get(db) : undefined;
   return async (...args: unknown[]): Promise<R[]> => {
     const parameters = bind(args);
-    const trx = currentTx(db);
-    if (trx) return (await trx.executeQuery<R>({ ...compiled, parameters })).rows;
+    if (currentTx(db)) throw readInTx();
     if (fast) return (await fast(compiled.sql, parameters)) as R[];
     const result = await db.executeQuery<R>({ ...compiled, parameters });
     return result.rows;

@@ -73,22 +73,22 @@ describe.each(dialects())('store guard rails on %s', (dialect) => {
     expect(await later).toBe(2);
   });
 
-  it('runs a precompiled read asked for inside a transaction in that transaction: it sees the transaction’s own writes', async () => {
-    const seen = await database.tx(async (trx) => {
-      await trx.updateTable('accounts').set({ name: 'inside' }).where('id', '=', 'g1').execute();
-      return { precompiled: await nameOf('g1'), byKey: (await nameByKey('g1'))[0]?.name };
-    });
-    expect(seen).toEqual({ precompiled: 'inside', byKey: 'inside' });
-    // And a rolled-back write is seen by nobody after.
-    await expect(
-      database.tx(async (trx) => {
-        await trx.updateTable('accounts').set({ name: 'rolled back' }).where('id', '=', 'g1').execute();
-        expect(await nameOf('g1')).toBe('rolled back');
-        throw new Error('undo');
-      }),
-    ).rejects.toThrow('undo');
-    expect(await nameOf('g1')).toBe('inside');
-    expect(await nameByKey('g1')).toEqual([{ id: 'g1', name: 'inside' }]);
+  it('refuses a precompiled read inside a transaction (it cannot see the transaction’s writes), and the transaction rolls back', async () => {
+    for (const read of [() => nameOf('g1'), () => nameByKey('g1')]) {
+      const outcome = await database
+        .tx(async (trx) => {
+          await trx.updateTable('accounts').set({ name: 'inside' }).where('id', '=', 'g1').execute();
+          return read();
+        })
+        .catch((e: unknown) => e);
+      expect(outcome).toBeInstanceOf(StoreMisuse);
+      expect((outcome as Error).message).toMatch(/a precompiled read inside database\.tx: .* read on the transaction handle \(trx\) instead/);
+    }
+    expect(await nameOf('g1')).not.toBe('inside');
+    // Outside a transaction both read what is committed.
+    await database.tx((trx) => trx.updateTable('accounts').set({ name: 'after' }).where('id', '=', 'g1').execute());
+    expect(await nameOf('g1')).toBe('after');
+    expect(await nameByKey('g1')).toEqual([{ id: 'g1', name: 'after' }]);
   });
 
   it('refuses a query on the read handle inside a transaction (on SQLite it would wait for the transaction forever)', async () => {
@@ -98,6 +98,8 @@ describe.each(dialects())('store guard rails on %s', (dialect) => {
   });
 
   it('refuses writes on the read handle, whichever way they are built, and writes nothing', async () => {
+    const before = await database.db.selectFrom('accounts').select(['id', 'name']).orderBy('id').execute();
+    expect(before).toHaveLength(1);
     const attempts: Array<() => Promise<unknown>> = [
       () => database.db.updateTable('accounts').set({ name: 'direct' }).where('id', '=', 'g1').execute(),
       () => database.db.insertInto('accounts').values(account('g2', 'direct')).execute(),
@@ -111,7 +113,7 @@ describe.each(dialects())('store guard rails on %s', (dialect) => {
     // Raw SQL passes the query-kind check; SQLite's connection still refuses it outside a transaction.
     if (dialect === 'sqlite')
       await expect(sql`update accounts set name = 'raw' where id = 'g1'`.execute(database.db)).rejects.toThrow(/a write outside database\.tx/);
-    expect(await database.db.selectFrom('accounts').select(['id', 'name']).orderBy('id').execute()).toEqual([{ id: 'g1', name: 'inside' }]);
+    expect(await database.db.selectFrom('accounts').select(['id', 'name']).orderBy('id').execute()).toEqual(before);
   });
 
   it('reports a transaction that holds its connection too long, with what it cost, and not a quick one', async () => {
@@ -151,7 +153,37 @@ describe.each(dialects())('store guard rails on %s', (dialect) => {
   });
 });
 
-describe('the slow-transaction check is a development and test aid', () => {
+describe.each(dialects())('the guards switched off (DATABASE_GUARDS=false) on %s', (dialect) => {
+  it('track nothing: a query on the read handle inside a transaction is not refused, writes on it still are', async () => {
+    const t = await createTestDb(dialect);
+    const database = openDatabase(t.url, { guards: false });
+    try {
+      await migrate(database);
+      await database.tx((trx) => insertRow(trx, 'accounts', account('g2', 'committed')));
+      // On PostgreSQL the pool answers it; SQLite's side reader too (the main connection would wait for the transaction).
+      const read = precompile(database.db, 1, (id) => database.db.selectFrom('accounts').select('name').where('id', '=', id));
+      const seen = await database.tx(async (trx) => {
+        await trx.updateTable('accounts').set({ name: 'inside' }).where('id', '=', 'g2').execute();
+        return ((await read('g2'))[0] as { name: string }).name;
+      });
+      expect(seen).toBe('committed'); // the stale read the guards exist to refuse
+      await expect(database.db.insertInto('accounts').values(account('g3', 'x')).execute()).rejects.toThrow(StoreMisuse);
+    } finally {
+      await database.close();
+      await t.drop();
+    }
+  });
+});
+
+describe('the guard rails and the slow-transaction check are a development and test aid', () => {
+  it('the guards are on unless NODE_ENV=production, and DATABASE_GUARDS sets them', () => {
+    expect(loadConfig({}).DATABASE_GUARDS).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'test' }).DATABASE_GUARDS).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'production' }).DATABASE_GUARDS).toBe(false);
+    expect(loadConfig({ NODE_ENV: 'production', DATABASE_GUARDS: 'true' }).DATABASE_GUARDS).toBe(true);
+    expect(() => loadConfig({ DATABASE_GUARDS: 'maybe' })).toThrow(ConfigError);
+  });
+
   it('is on (50 ms) unless NODE_ENV=production, and DATABASE_SLOW_TX_MS sets it', () => {
     expect(loadConfig({}).DATABASE_SLOW_TX_MS).toBe(50);
     expect(loadConfig({ NODE_ENV: 'test' }).DATABASE_SLOW_TX_MS).toBe(50);

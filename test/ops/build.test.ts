@@ -20,7 +20,7 @@ describe('the compiled program (npm run build, bin/gengate.js, npm start)', () =
   it('is what the bin and the start scripts run: JavaScript in dist/, no TypeScript loader', () => {
     expect(pkg.bin.gengate).toBe('bin/gengate.js');
     expect(pkg.scripts.prepare).toBe('npm run build');
-    expect(pkg.scripts.start).toBe('node dist/main.js serve');
+    expect(pkg.scripts.start).toBe('NODE_ENV=production node dist/main.js serve');
     expect(pkg.scripts.gengate).toBe('node dist/main.js');
     expect(readFileSync('bin/gengate.js', 'utf8')).not.toMatch(/tsx|\.ts'/);
   });
