@@ -69,7 +69,7 @@ export function holdScopes(): () => void {
 /** The error of a precompiled read (`precompile`, `readByKey`) called inside a transaction of its database. */
 export function readInTx(): StoreMisuse {
   return new StoreMisuse(
-    'a precompiled read inside database.tx: it runs on a side connection that cannot see the transaction\'s writes; read on the transaction handle (trx) instead',
+    "a precompiled read inside database.tx: it runs on a side connection that cannot see the transaction's writes; read on the transaction handle (trx) instead",
   );
 }
 
