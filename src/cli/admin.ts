@@ -97,6 +97,17 @@ export function addAdminCommands(program: Command, run: Run, out: Out) {
       }),
     );
 
+  account
+    .command('dialect <id> <dialect>')
+    .description("set the account's dialect: kie (resultJson always a JSON string, for kie.ai clients) or gengate; tasks created from now on")
+    .option('--json', 'print JSON')
+    .action((id: string, dialect: string, o) =>
+      run(async (s) => {
+        const a = await s.accounts.setDialect(id, dialect);
+        print(o.json, { account: a }, `${accountLine(a)}  dialect=${a.dialect}`);
+      }),
+    );
+
   const key = program.command('key').description('manage API keys');
   key
     .command('create')
