@@ -59,8 +59,8 @@ describe.each(dialects())('the kie dialect of results on %s', (dialect) => {
   };
   /** The body of the callback delivered for the task. */
   const callbackData = async (id: string) => {
-    const got = await eventually(() => r.received.find((x) => JSON.parse(x.body).taskId === id), 20_000, `the callback of ${id}`);
-    return JSON.parse(got.body).data;
+    const body = await eventually(() => r.received.find((x) => JSON.parse(x.body).taskId === id)?.body, 20_000, `the callback of ${id}`);
+    return JSON.parse(body!).data;
   };
   /** get_task and the task's list_tasks item through MCP. */
   const viaMcp = async (key: string, id: string) => {
