@@ -28,7 +28,8 @@ const list = (v: string | undefined) =>
         .map((s) => s.trim())
         .filter(Boolean)
     : undefined;
-const accountLine = (a: AccountView) => `${a.id}  ${a.status.padEnd(8)}  ${a.balance.padStart(12)} USD  ${a.name}`;
+const accountLine = (a: AccountView) =>
+  `${a.id}  ${a.status.padEnd(8)}  ${a.balance.padStart(12)} USD  ${a.name}${a.dialect === 'gengate' ? '' : `  (dialect ${a.dialect})`}`;
 const keyLine = (k: KeyView) =>
   `${k.id}  ${k.prefix}  ${k.revokedAt ? `revoked ${k.revokedAt}` : 'active'}  scopes=${k.scopes?.join(',') ?? 'all'}  models=${k.models?.join(',') ?? 'all'}  last used ${k.lastUsedAt ?? 'never'}`;
 
@@ -104,7 +105,7 @@ export function addAdminCommands(program: Command, run: Run, out: Out) {
     .action((id: string, dialect: string, o) =>
       run(async (s) => {
         const a = await s.accounts.setDialect(id, dialect);
-        print(o.json, { account: a }, `${accountLine(a)}  dialect=${a.dialect}`);
+        print(o.json, { account: a }, `${accountLine(a)}${a.dialect === 'gengate' ? '  (dialect gengate)' : ''}`);
       }),
     );
 

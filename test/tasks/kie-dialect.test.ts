@@ -177,5 +177,21 @@ describe.each(dialects())('the kie dialect of results on %s', (dialect) => {
 
     const done = await settle(s, a.key, await create(s, a.key, GG_VIDEO.model, GG_VIDEO.input));
     expectKieVideo(done.resultJson);
+    expect((await gengate(['account', 'show', a.id], env)).stdout).toContain('(dialect kie)');
+  });
+
+  it('with keys remembered (AUTH_CACHE_MS), a dialect set through the admin API applies to the next task of that server', async () => {
+    const cached = await startServer(dialect, { ADMIN_TOKEN: ADMIN, AUTH_CACHE_MS: '60000' });
+    try {
+      const a = await cached.account(20);
+      const stored = async (id: string) =>
+        (await cached.services.database.db.selectFrom('tasks').select('dialect').where('id', '=', id).executeTakeFirstOrThrow()).dialect;
+      expect(await stored(await create(cached, a.key, GG_VIDEO.model, GG_VIDEO.input))).toBe('gengate');
+      const set = await cached.call('POST', `/admin/v1/accounts/${a.id}/dialect`, { body: { dialect: 'kie' }, headers: { authorization: `Bearer ${ADMIN}` } });
+      expect(set.status).toBe(200);
+      expect(await stored(await create(cached, a.key, GG_VIDEO.model, GG_VIDEO.input))).toBe('kie');
+    } finally {
+      await cached.close();
+    }
   });
 });
