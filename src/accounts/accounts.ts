@@ -1,15 +1,18 @@
 import { randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../store/index.js';
-import type { AccountsTable, DB } from '../store/index.js';
+import type { AccountsTable, ApiDialect, DB } from '../store/index.js';
 import type { Ledger, LedgerEntry } from '../billing/index.js';
 import type { Clock } from '../clock.js';
-import { Errors } from '../errors.js';
+import { Errors, shown } from '../errors.js';
 import { formatUsd } from '../billing/index.js';
 import { randomId } from '../ids.js';
 import { insertKey, keyView, SCOPES, type KeyView, type Scope } from './keys.js';
 import { readByKey } from '../store/index.js';
 import type { SecretBox } from '../secrets/index.js';
+
+/** The dialects an account may be set to (DECISIONS §18, decision 0402): the SPEC shapes, or kie.ai's. */
+export const API_DIALECTS = ['gengate', 'kie'] as const satisfies readonly ApiDialect[];
 
 /** What an operator sees of an account. */
 export interface AccountView {
@@ -21,11 +24,13 @@ export interface AccountView {
   createdAt: string;
   /** Per-key rate limits of this account's keys per window; null means the configured default. */
   limits: { write: number | null; read: number | null };
+  /** The dialect of the tasks the account creates: `kie` makes their resultJson a JSON string for every model. */
+  dialect: ApiDialect;
   /** Only in `create` and `show`: the secret that signs this account's callbacks. */
   webhookSecret?: string;
 }
 
-export function accountView(row: AccountsTable): AccountView {
+export function accountView(row: Selectable<AccountsTable>): AccountView {
   return {
     id: row.id,
     name: row.name,
@@ -34,6 +39,7 @@ export function accountView(row: AccountsTable): AccountView {
     balanceMicros: Number(row.balance_micros),
     createdAt: new Date(Number(row.created_at)).toISOString(),
     limits: { write: row.rate_write_limit ?? null, read: row.rate_read_limit ?? null },
+    dialect: row.dialect,
   };
 }
 
@@ -174,6 +180,27 @@ export class Accounts {
       .finally(this.accessChanged);
   }
 
+  /**
+   * Sets the dialect of the tasks the account creates from now on (decision 0402); tasks it already
+   * has keep theirs. Keys remembered by other processes see it within AUTH_CACHE_MS.
+   */
+  async setDialect(id: string, dialect: unknown): Promise<AccountView> {
+    if (!(API_DIALECTS as readonly unknown[]).includes(dialect)) {
+      throw Errors.invalid(`dialect must be one of ${API_DIALECTS.map((d) => JSON.stringify(d)).join(', ')} (got ${shown(dialect)})`);
+    }
+    return this.database
+      .tx(async (trx) => {
+        await this.row(trx, id);
+        await trx
+          .updateTable('accounts')
+          .set({ dialect: dialect as ApiDialect })
+          .where('id', '=', id)
+          .execute();
+        return accountView(await this.row(trx, id));
+      })
+      .finally(this.accessChanged);
+  }
+
   /** Adds `amountMicros` to the balance as a top-up entry. */
   async topup(id: string, amountMicros: number, note: string): Promise<AccountView> {
     if (!(amountMicros > 0)) throw Errors.invalid(`amount must be a positive USD amount (got ${amountMicros / 1e6})`);
@@ -222,7 +249,7 @@ export class Accounts {
     return this.ledger.entries(this.database.db, accountId);
   }
 
-  private async row(db: Kysely<DB>, id: string): Promise<AccountsTable> {
+  private async row(db: Kysely<DB>, id: string): Promise<Selectable<AccountsTable>> {
     const row = await db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
     if (!row) throw Errors.notFound(`no account ${JSON.stringify(id)}`);
     return row;

@@ -1,4 +1,4 @@
-import type { Database } from '../store/index.js';
+import type { ApiDialect, Database } from '../store/index.js';
 import type { Clock } from '../clock.js';
 import { Errors } from '../errors.js';
 import { hashKey, type Scope } from './keys.js';
@@ -13,6 +13,8 @@ export interface Principal {
   models: string[] | null;
   /** The account's own per-key rate limits (null: the configured default). */
   limits: { write: number | null; read: number | null };
+  /** The account's dialect (decision 0402): a task the key creates is fixed in it, or in `kie` under a kie.ai model id. */
+  dialect: ApiDialect;
 }
 
 const BEARER = /^Bearer +([A-Za-z0-9_-]{1,200}) *$/;
@@ -29,6 +31,7 @@ type KeyRow = {
   status: string;
   rate_write_limit: number | null;
   rate_read_limit: number | null;
+  dialect: ApiDialect;
 };
 
 /** A looked-up key as the requests of the next moments see it: the row, parsed once, and when it was read. */
@@ -71,6 +74,7 @@ export class Authenticator {
           'accounts.status',
           'accounts.rate_write_limit',
           'accounts.rate_read_limit',
+          'accounts.dialect',
         ])
         .where('api_keys.hash', '=', hash),
     );
@@ -95,6 +99,7 @@ export class Authenticator {
       scopes,
       models,
       limits: { write: row.rate_write_limit, read: row.rate_read_limit },
+      dialect: row.dialect,
     };
   }
 

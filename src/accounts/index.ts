@@ -1,3 +1,3 @@
-export { Accounts, accountView, type AccountView } from './accounts.js';
+export { Accounts, API_DIALECTS, accountView, type AccountView } from './accounts.js';
 export { Authenticator, keyAllowsModel, type Principal } from './auth.js';
 export { SCOPES, hashKey, type Scope, type KeyView } from './keys.js';

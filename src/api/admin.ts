@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { API_DIALECTS } from '../accounts/index.js';
 import { entriesCsv, entryView, parseUsd } from '../billing/index.js';
 import type { Config } from '../config.js';
 import { parseWith, type ErrorKind } from '../errors.js';
@@ -18,6 +19,13 @@ export const adminBodies = {
   topup: z.object({ amount: usd, note: z.string().max(500).optional() }).strict(),
   createKey: z.object({ scopes: z.array(z.string()).optional(), models: z.array(z.string()).optional() }).strict(),
   limits: z.object({ write: rateLimit.optional(), read: rateLimit.optional() }).strict(),
+  dialect: z
+    .object({
+      dialect: z
+        .enum(API_DIALECTS, { error: `must be one of ${API_DIALECTS.map((d) => JSON.stringify(d)).join(', ')}` })
+        .describe('kie: tasks the account creates from now on report resultJson as a JSON string for every model (kie.ai clients); gengate: the SPEC shapes'),
+    })
+    .strict(),
 };
 
 /** The path parameter of /admin/v1/accounts/:id and /admin/v1/keys/:id. */
@@ -127,6 +135,18 @@ export const ADMIN_OPERATIONS: AdminOperation[] = [
       ok: env(S.Account, 'The account'),
     },
     (s, call) => data(s.accounts.setLimits(id(call), parseWith(adminBodies.limits, call.body, ''))),
+  ),
+  op(
+    {
+      method: 'post',
+      path: '/admin/v1/accounts/:id/dialect',
+      id: 'adminDialect',
+      summary: "Set the account's dialect (the resultJson shape of the tasks it creates from now on)",
+      params: adminAccount,
+      body: adminBodies.dialect,
+      ok: env(S.Account, 'The account'),
+    },
+    (s, call) => data(s.accounts.setDialect(id(call), parseWith(adminBodies.dialect, call.body, '').dialect)),
   ),
   op(
     {

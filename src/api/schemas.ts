@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { API_DIALECTS } from '../accounts/index.js';
 
 /**
  * zod schemas of what GenGate answers (SPEC "Resources and their fields"). The OpenAPI document
@@ -43,7 +44,15 @@ export const Task = z.object({
   state: z.enum(STATES),
   status: z.enum(['pending', 'processing', 'completed', 'failed']).describe('Alias of state'),
   param: z.string().describe('The createTask body as sent, as a JSON string'),
-  resultJson: z.union([z.string().describe('Images and music: JSON text {"resultUrls": [...]}'), VideoResult, z.null()]).describe('null until success'),
+  resultJson: z
+    .union([
+      z.string().describe('Images and music: JSON text {"resultUrls": [...]}; in the kie dialect every model, video as {"resultUrls", "videos", "duration"}'),
+      VideoResult,
+      z.null(),
+    ])
+    .describe(
+      'null until success; an object only for video tasks in the gengate dialect (tasks created under a kie.ai id or by a kie-dialect account get text)',
+    ),
   lastFrameUrl: z.string().nullable().optional().describe('Only when return_last_frame was asked; null until success'),
   failCode: z.union([z.literal(''), z.number().int()]),
   failMsg: z.string(),
@@ -175,6 +184,9 @@ export const Account = z.object({
     .object({ write: z.number().int().nullable(), read: z.number().int().nullable() })
     .optional()
     .describe('Per-key rate limits of the account; null means the configured default'),
+  dialect: z
+    .enum(API_DIALECTS)
+    .describe('The dialect of the tasks the account creates: kie makes their resultJson a JSON string for every model (decision 0402)'),
   webhookSecret: z.string().optional().describe('Only in the answers of create and show'),
 });
 export const ApiKey = z.object({

@@ -28,7 +28,8 @@ const list = (v: string | undefined) =>
         .map((s) => s.trim())
         .filter(Boolean)
     : undefined;
-const accountLine = (a: AccountView) => `${a.id}  ${a.status.padEnd(8)}  ${a.balance.padStart(12)} USD  ${a.name}`;
+const accountLine = (a: AccountView) =>
+  `${a.id}  ${a.status.padEnd(8)}  ${a.balance.padStart(12)} USD  ${a.name}${a.dialect === 'gengate' ? '' : `  (dialect ${a.dialect})`}`;
 const keyLine = (k: KeyView) =>
   `${k.id}  ${k.prefix}  ${k.revokedAt ? `revoked ${k.revokedAt}` : 'active'}  scopes=${k.scopes?.join(',') ?? 'all'}  models=${k.models?.join(',') ?? 'all'}  last used ${k.lastUsedAt ?? 'never'}`;
 
@@ -94,6 +95,17 @@ export function addAdminCommands(program: Command, run: Run, out: Out) {
       run(async (s) => {
         const a = await s.accounts.setLimits(id, { write: limitValue(o.write, '--write'), read: limitValue(o.read, '--read') });
         print(o.json, { account: a }, `${accountLine(a)}  limits write=${a.limits.write ?? 'default'} read=${a.limits.read ?? 'default'}`);
+      }),
+    );
+
+  account
+    .command('dialect <id> <dialect>')
+    .description("set the account's dialect: kie (resultJson always a JSON string, for kie.ai clients) or gengate; tasks created from now on")
+    .option('--json', 'print JSON')
+    .action((id: string, dialect: string, o) =>
+      run(async (s) => {
+        const a = await s.accounts.setDialect(id, dialect);
+        print(o.json, { account: a }, `${accountLine(a)}${a.dialect === 'gengate' ? '  (dialect gengate)' : ''}`);
       }),
     );
 

@@ -1,6 +1,13 @@
 import type { Generated } from 'kysely';
 
 /** Table types shared by both dialects. Times are epoch milliseconds, money is micro-USD. */
+
+/**
+ * The shape in which a task reports its result (DECISIONS §18, decision 0402): `gengate` the SPEC
+ * shape, `kie` kie.ai's (resultJson always a JSON string). Set on an account by the operator, fixed
+ * on a task when it is created. Not to be confused with the SQL dialect of the database.
+ */
+export type ApiDialect = 'gengate' | 'kie';
 export interface AccountsTable {
   id: string;
   name: string;
@@ -10,6 +17,8 @@ export interface AccountsTable {
   created_at: number;
   rate_write_limit: number | null;
   rate_read_limit: number | null;
+  /** The dialect of the tasks the account creates from now on (migration 008); 'gengate' unless the operator sets 'kie'. */
+  dialect: Generated<ApiDialect>;
 }
 
 export interface ApiKeysTable {
@@ -86,6 +95,8 @@ export interface TasksTable {
   upstream_token: string | null;
   /** When the task was handed to its backend. */
   handed_at: number | null;
+  /** The dialect of the task's views, fixed at creation (migration 008; src/tasks/view.ts decides the shape). */
+  dialect: Generated<ApiDialect>;
 }
 
 export interface TaskEventsTable {

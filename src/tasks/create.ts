@@ -2,14 +2,14 @@ import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { keyAllowsModel, type Principal } from '../accounts/index.js';
 import { formatUsd, type Ledger } from '../billing/index.js';
-import { findModel, resolveDraftFinal, routeName, validateInput, type Catalog, type DraftTask, type MediaFacts } from '../catalog/index.js';
+import { findModel, hasInputMapping, resolveDraftFinal, routeName, validateInput, type Catalog, type DraftTask, type MediaFacts } from '../catalog/index.js';
 import type { Clock } from '../clock.js';
 import { Errors, parseWith, shown } from '../errors.js';
 import type { MediaFactsResolver } from '../files/index.js';
 import { randomId } from '../ids.js';
 import { quote } from '../pricing/index.js';
 import type { Database } from '../store/index.js';
-import type { DB } from '../store/index.js';
+import type { ApiDialect, DB } from '../store/index.js';
 import { insertRow } from '../store/index.js';
 import { bodyHash, boundTask } from './idempotency.js';
 import { DAY_MS, TASK_TIMEOUT_MS } from './states.js';
@@ -163,6 +163,7 @@ export async function createTask(deps: CreateDeps, principal: Principal, rawBody
       deadline_at: now + TASK_TIMEOUT_MS,
       created_at: now,
       updated_at: now,
+      dialect: dialectOf(catalog, String(body.model), principal),
     });
     await recordCreated(trx, taskId, now);
     if (body.callBackUrl) {
@@ -174,6 +175,15 @@ export async function createTask(deps: CreateDeps, principal: Principal, rawBody
     return { taskId, replayed: false };
   });
   return created;
+}
+
+/**
+ * The dialect a new task is fixed in (DECISIONS §18, decision 0402): `kie` when it is created under
+ * a kie.ai model id (the name sent has an input mapping) or by an account the operator set to
+ * `kie`; else `gengate`. Fixed here, in the task's row, so its views never change shape afterwards.
+ */
+function dialectOf(catalog: Catalog, sentModel: string, principal: Principal): ApiDialect {
+  return principal.dialect === 'kie' || hasInputMapping(catalog, sentModel) ? 'kie' : 'gengate';
 }
 
 /** The 402 for a balance below the price. */

@@ -1,5 +1,5 @@
 import { formatUsd, toRub, usdNumber } from '../billing/index.js';
-import type { CallbacksTable, TasksTable } from '../store/index.js';
+import type { ApiDialect, CallbacksTable, TasksTable } from '../store/index.js';
 import { STATUS_OF } from './states.js';
 
 /** What the engine stores in tasks.result: file ids (links are built when shown, from PUBLIC_BASE_URL). */
@@ -31,7 +31,7 @@ export type TaskRow = Pick<
   | 'created_at'
   | 'updated_at'
   | 'completed_at'
-> & { seq: number };
+> & { seq: number; dialect: ApiDialect };
 
 export const TASK_VIEW_COLUMNS = [
   'seq',
@@ -52,6 +52,7 @@ export const TASK_VIEW_COLUMNS = [
   'created_at',
   'updated_at',
   'completed_at',
+  'dialect',
 ] as const;
 
 /** DECISIONS §14: the callback delivery status object. */
@@ -87,7 +88,7 @@ export function taskView(row: TaskRow, callback: CallbacksTable | null, opts: Vi
     state: row.state,
     status: STATUS_OF[row.state],
     param: row.param,
-    resultJson: result ? resultJson(result, opts) : null,
+    resultJson: result ? resultJson(result, row.dialect, opts) : null,
   };
   // Cheap test first: the input is parsed only when it may ask for the last frame.
   if (row.input.includes('"return_last_frame":true') && (JSON.parse(row.input) as Record<string, unknown>).return_last_frame === true) {
@@ -112,9 +113,18 @@ export function taskView(row: TaskRow, callback: CallbacksTable | null, opts: Vi
   return view;
 }
 
-/** DECISIONS §7: a JSON string `{resultUrls}` for images and music; an object with videos and duration for video. */
-function resultJson(result: StoredResult, opts: ViewOptions): string | Record<string, unknown> {
+/**
+ * The one place that decides the shape of `resultJson` (recordInfo, list, callbacks and MCP all show
+ * taskView). The SPEC shape (DECISIONS §7): a JSON string `{resultUrls}` for images and music, an
+ * object with videos, duration and resultUrls for video. The kie dialect (DECISIONS §18, decision
+ * 0402), fixed on the task at creation: a JSON string for every model, for video holding
+ * `resultUrls`, `videos` and `duration`, since kie.ai clients JSON.parse it (KIE.md §4.1).
+ */
+function resultJson(result: StoredResult, dialect: ApiDialect, opts: ViewOptions): string | Record<string, unknown> {
   const urls = result.files.map((f) => opts.fileUrl(f.id, f.name));
   if (result.kind !== 'video') return JSON.stringify({ resultUrls: urls });
-  return { videos: urls.map((url) => ({ url })), duration: result.duration ?? null, resultUrls: urls };
+  const videos = urls.map((url) => ({ url }));
+  const duration = result.duration ?? null;
+  if (dialect === 'kie') return JSON.stringify({ resultUrls: urls, videos, duration });
+  return { videos, duration, resultUrls: urls };
 }
