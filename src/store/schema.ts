@@ -86,6 +86,8 @@ export interface TasksTable {
   upstream_token: string | null;
   /** When the task was handed to its backend. */
   handed_at: number | null;
+  /** The API the task was created through when it answers in that API's shapes: null (jobs API) or `suno` (kie.ai's POST /api/v1/generate). */
+  origin: string | null;
 }
 
 export interface TaskEventsTable {

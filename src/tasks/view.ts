@@ -31,6 +31,7 @@ export type TaskRow = Pick<
   | 'created_at'
   | 'updated_at'
   | 'completed_at'
+  | 'origin'
 > & { seq: number };
 
 export const TASK_VIEW_COLUMNS = [
@@ -52,6 +53,7 @@ export const TASK_VIEW_COLUMNS = [
   'created_at',
   'updated_at',
   'completed_at',
+  'origin',
 ] as const;
 
 /** DECISIONS §14: the callback delivery status object. */
