@@ -90,6 +90,12 @@ describe.each(dialects())('kie.ai Suno endpoints on %s', (dialect) => {
       audio_weight: 0.65,
     };
     expect(await taskEntries(s, id)).toEqual({ charge: -price(same) });
+    // The same suno-v6 body through createTask: the same input, the same charge.
+    const jobs = await s.call('POST', '/api/v1/jobs/createTask', { key: a.key, body: { model: 'suno-v6', input: same } });
+    expect(jobs.status, JSON.stringify(jobs.body)).toBe(200);
+    expect(await taskEntries(s, jobs.body.data.taskId)).toEqual(await taskEntries(s, id));
+    expect((await stored(jobs.body.data.taskId)).input).toEqual((await stored(id)).input);
+    expect((await stored(jobs.body.data.taskId)).origin).toBeNull();
     const row = await stored(id);
     expect(row).toMatchObject({ model: 'suno-v6', origin: 'suno' });
     expect(row.input).toMatchObject(same);
@@ -199,7 +205,9 @@ describe.each(dialects())('kie.ai Suno endpoints on %s', (dialect) => {
     expect(fb).toMatchObject({ code: 501, data: { callbackType: 'error', task_id: bad, data: null } });
     expect(fb.data.error).toBe(fb.msg);
     expect(new Webhook(secret).verify(failed!.body, failed!.headers as Record<string, string>)).toEqual(fb);
-    expect((await info(s, a.key, ok)).callback).toMatchObject({ status: 'delivered', attempts: 1 });
+    // The receiver has the body before the worker writes the outcome down.
+    const noted = await eventually(async () => ((await info(s, a.key, ok)).callback?.status === 'delivered' ? (await info(s, a.key, ok)).callback : null));
+    expect(noted).toMatchObject({ status: 'delivered', attempts: 1, lastStatusCode: 200 });
   });
 
   it('refusals answer 400 naming the field as sent, and charge nothing', async () => {
