@@ -26,8 +26,6 @@ export const KIE_SUNO_VERSIONS: Readonly<Record<string, string>> = {
 export const KIE_SUNO = {
   name: 'kie.ai Suno',
   model: 'suno-v6',
-  /** Body names that are suno-v6 fields under the same name. */
-  same: ['prompt', 'instrumental', 'style', 'title'],
   input: {
     customMode: 'custom_mode',
     negativeTags: 'negative_tags',
@@ -39,7 +37,7 @@ export const KIE_SUNO = {
   },
 } as const;
 
-/** Every name of the Suno body (callBackUrl aside), in kie.ai's documented order. */
+/** Every name of the Suno body (callBackUrl aside), in kie.ai's documented order; prompt, instrumental, style and title are suno-v6 fields of the same name. */
 export const KIE_SUNO_FIELDS: readonly string[] = [
   'prompt',
   'customMode',
