@@ -4,6 +4,8 @@ import { balance } from './balance.js';
 import type { KeyedOperation, Operation, Reply } from './operation.js';
 import { calculatorParams } from './pricing.js';
 import * as S from './schemas.js';
+import { sunoRecordInfo } from './kie/generate-record-info.js';
+import { sunoGenerate } from './kie/generate.js';
 import { createTask } from './tasks/create-task.js';
 import { listTasks } from './tasks/list-tasks.js';
 import { recordInfo } from './tasks/record-info.js';
@@ -18,7 +20,7 @@ const env = (schema: z.ZodType, description: string): Reply => ({ schema, envelo
 const priceRefusal: Reply = { schema: S.PriceRefusal, description: 'Invalid parameters (whatever ERROR_STYLE is)' };
 
 /** The operations with a handler, served to an API key by REST (http/ mounts them). */
-export const KEYED_OPERATIONS: KeyedOperation[] = [createTask, recordInfo, listTasks, balance];
+export const KEYED_OPERATIONS: KeyedOperation[] = [createTask, recordInfo, listTasks, balance, sunoGenerate, sunoRecordInfo];
 
 /** Every operation, in the order of the OpenAPI document. */
 export const OPERATIONS: Operation[] = [
@@ -175,5 +177,7 @@ export const OPERATIONS: Operation[] = [
     errors: ['not_found'],
     extra: { '413': { schema: 'any', description: 'The body is larger than 256 KB' } },
   },
+  sunoGenerate.spec,
+  sunoRecordInfo.spec,
   ...ADMIN_OPERATIONS.map((op) => op.spec),
 ];

@@ -225,3 +225,38 @@ export const Ready = z.object({
   status: z.enum(['ok', 'unavailable']),
   checks: z.object({ database: z.string(), blobs: z.string(), media: z.string() }).describe('"ok" or the reason'),
 });
+
+/** `data` of kie.ai's Suno `POST /api/v1/generate` (decision 0404). */
+export const SunoCreated = z.object({ taskId: z.string().describe('Task identifier; the task is also an ordinary suno-v6 task of /api/v1/jobs/recordInfo') });
+
+const SunoTrack = z.object({
+  id: z.string().describe('Track id (the result file id)'),
+  audioUrl: z.string().describe('MP3 link (kept 24 hours)'),
+  sourceAudioUrl: z.string().describe('Same as audioUrl'),
+  streamAudioUrl: z.string().describe('Same as audioUrl: the link answers range requests'),
+  sourceStreamAudioUrl: z.string().describe('Same as audioUrl'),
+  imageUrl: z.null().describe('GenGate makes no cover image'),
+  sourceImageUrl: z.null(),
+  prompt: z.string().describe('The prompt (subject or lyrics) as sent'),
+  modelName: z.string().describe('The suno-v6 version that ran (v6 without custom mode)'),
+  title: z.string(),
+  tags: z.string().describe('The style as sent'),
+  createTime: z.number().int().describe('When the track was finished, ms since the epoch'),
+  duration: z.number().nullable().describe('The length asked for in seconds; null for "auto" (GenGate does not measure tracks)'),
+});
+
+/** `data` of kie.ai's Suno `GET /api/v1/generate/record-info` (decision 0404). */
+export const SunoRecord = z.object({
+  taskId: z.string(),
+  parentMusicId: z.literal(''),
+  param: z.string().describe('The /api/v1/generate body as sent, as JSON text'),
+  response: z.object({ taskId: z.string(), sunoData: z.array(SunoTrack).describe('The two tracks once SUCCESS; empty before') }),
+  status: z
+    .enum(['PENDING', 'TEXT_SUCCESS', 'FIRST_SUCCESS', 'SUCCESS', 'CREATE_TASK_FAILED', 'GENERATE_AUDIO_FAILED', 'CALLBACK_EXCEPTION', 'SENSITIVE_WORD_ERROR'])
+    .describe(
+      'PENDING until both tracks are ready (GenGate reports no lyrics or first-track stage: TEXT_SUCCESS, FIRST_SUCCESS and CALLBACK_EXCEPTION are never given), then SUCCESS; a failure by its failCode: 400 SENSITIVE_WORD_ERROR, 422 and 503 CREATE_TASK_FAILED, any other GENERATE_AUDIO_FAILED. Refunded in full on failure.',
+    ),
+  type: z.literal('GENERATE'),
+  errorCode: z.number().int().nullable().describe('The failCode of a failed task'),
+  errorMessage: z.string().nullable().describe('The failMsg of a failed task'),
+});

@@ -1,6 +1,6 @@
 import { NetError, type NetGuard } from '../net/index.js';
 import type { CallbacksTable } from '../store/index.js';
-import { taskView, type TaskRow, type ViewOptions } from '../tasks/index.js';
+import { SUNO_ORIGIN, sunoCallback, taskView, type TaskRow, type ViewOptions } from '../tasks/index.js';
 import { signatureHeaders } from './signing.js';
 
 /** What one attempt came to: delivered, or why not. */
@@ -10,8 +10,10 @@ export interface Attempt {
   error: string | null;
 }
 
-/** DECISIONS §14: the body existing handlers of this API family parse; `data` is the recordInfo Task plus `callbackType`. */
+/** DECISIONS §14: the body existing handlers of this API family parse; `data` is the recordInfo Task plus `callbackType` (kie.ai's Suno shape for Suno tasks). */
 export function callbackBody(task: TaskRow, callback: CallbacksTable, view: ViewOptions): { taskId: string; body: string } {
+  // A task made through kie.ai's Suno endpoint is called back in kie.ai's Suno shape (decision 0404), signed the same way.
+  if (task.origin === SUNO_ORIGIN) return { taskId: task.id, body: JSON.stringify(sunoCallback(task, view)) };
   const success = task.state === 'success';
   const data = { ...taskView(task, callback, view), callbackType: success ? 'task_completed' : 'task_failed' };
   const payload = { code: success ? 200 : 501, msg: success ? 'success' : (task.fail_msg ?? ''), taskId: task.id, data };

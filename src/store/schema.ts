@@ -97,6 +97,8 @@ export interface TasksTable {
   handed_at: number | null;
   /** The dialect of the task's views, fixed at creation (migration 008; src/tasks/view.ts decides the shape). */
   dialect: Generated<ApiDialect>;
+  /** The API the task was created through when it answers in that API's shapes: null (jobs API) or `suno` (kie.ai's POST /api/v1/generate). */
+  origin: string | null;
 }
 
 export interface TaskEventsTable {

@@ -76,6 +76,16 @@ export interface CreateDeps {
 /** No callBackUrl check and no content check (tests and tools that build Tasks without the network guard or a classifier). */
 export const NO_CHECKS: Pick<CreateDeps, 'checkUrl' | 'moderate'> = { checkUrl: async () => {}, moderate: async () => {} };
 
+/**
+ * A task created through another API's endpoint that answers in that API's shapes (kie.ai's Suno
+ * endpoint, decision 0404): the body as that client sent it (kept as `param` and hashed for the
+ * Idempotency-Key) and the origin stored on the task.
+ */
+export interface Via {
+  origin: 'suno';
+  sent: unknown;
+}
+
 export interface Created {
   taskId: string;
   /** True when an Idempotency-Key matched an earlier request: nothing new was created or charged. */
@@ -87,7 +97,7 @@ export interface Created {
  * event, the callback outbox row and the idempotency binding (DECISIONS §8). Nothing is bound or
  * charged when anything is refused.
  */
-export async function createTask(deps: CreateDeps, principal: Principal, rawBody: unknown, key: string | undefined): Promise<Created> {
+export async function createTask(deps: CreateDeps, principal: Principal, rawBody: unknown, key: string | undefined, via?: Via): Promise<Created> {
   const { database, catalog, clock } = deps;
   if (rawBody === null || typeof rawBody !== 'object' || Array.isArray(rawBody)) {
     throw Errors.invalid(`request body must be a JSON object with model, input and callBackUrl (got ${shown(rawBody)})`);
@@ -99,7 +109,7 @@ export async function createTask(deps: CreateDeps, principal: Principal, rawBody
     }
   }
   const body = parseWith(createBody, rawBody, '');
-  const hash = key === undefined ? '' : bodyHash(rawBody);
+  const hash = key === undefined ? '' : bodyHash(via ? { origin: via.origin, body: via.sent } : rawBody);
   const accountId = principal.accountId;
   if (key !== undefined) {
     const earlier = await boundTask(database.db, accountId, key, hash, clock.now(), false);
@@ -146,7 +156,8 @@ export async function createTask(deps: CreateDeps, principal: Principal, rawBody
       account_id: accountId,
       model: model.id,
       state: 'waiting',
-      param: JSON.stringify(rawBody),
+      param: JSON.stringify(via ? via.sent : rawBody),
+      origin: via ? via.origin : null,
       input: JSON.stringify(input),
       media: Object.keys(media).length > 0 ? JSON.stringify(media) : null,
       callback_url: body.callBackUrl || null,

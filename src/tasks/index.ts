@@ -16,3 +16,4 @@ export {
 } from './states.js';
 export { taskView, TASK_VIEW_COLUMNS, type TaskRow, type ViewOptions, type StoredResult } from './view.js';
 export { moveTask } from './transition.js';
+export { sunoCallback, sunoView, sunoStatus, SUNO_ORIGIN, SUNO_STATUS, SUNO_FAILURE } from './suno.js';

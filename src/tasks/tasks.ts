@@ -1,15 +1,16 @@
 import { EventEmitter } from 'node:events';
 import type { Principal } from '../accounts/index.js';
 import type { Ledger } from '../billing/index.js';
-import type { Catalog } from '../catalog/index.js';
+import { KIE_SUNO, withKieSuno, type Catalog } from '../catalog/index.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import { Errors } from '../errors.js';
+import { AppError, Errors } from '../errors.js';
 import type { Files, MediaFactsResolver } from '../files/index.js';
 import type { Database } from '../store/index.js';
 import { readByKey } from '../store/index.js';
 import type { CallbacksTable, TaskState } from '../store/index.js';
-import { NO_CHECKS, createTask, type CreateDeps, type Created } from './create.js';
+import { NO_CHECKS, createTask, type CreateDeps, type Created, type Via } from './create.js';
+import { SUNO_ORIGIN, sunoCreateBody, sunoRefusal, sunoView } from './suno.js';
 import { FinalViews, unchangedUntil } from './final-views.js';
 import { TASK_VIEW_COLUMNS, taskView, type TaskRow, type ViewOptions } from './view.js';
 
@@ -65,11 +66,30 @@ export class Tasks {
 
   /** POST /jobs/createTask; see createTask. */
   async create(principal: Principal, body: unknown, idempotencyKey: string | undefined): Promise<Created> {
+    return this.createWith(this.catalog, principal, body, idempotencyKey);
+  }
+
+  /**
+   * kie.ai's POST /api/v1/generate (decision 0404): an ordinary suno-v6 task through the same
+   * create path (price, charge, idempotency), its body mapped by src/catalog/kie-suno.ts, its
+   * refusals worded in the client's names, remembered as created there (tasks.origin).
+   */
+  async createSuno(principal: Principal, sent: unknown, idempotencyKey: string | undefined): Promise<Created> {
+    try {
+      const catalog = withKieSuno(this.catalog);
+      if (!catalog) throw Errors.unsupportedModel(`${KIE_SUNO.model} is not in this server's catalog`);
+      return await this.createWith(catalog, principal, sunoCreateBody(sent), idempotencyKey, { origin: SUNO_ORIGIN, sent });
+    } catch (e) {
+      throw sunoRefusal(e);
+    }
+  }
+
+  private async createWith(catalog: Catalog, principal: Principal, body: unknown, idempotencyKey: string | undefined, via?: Via): Promise<Created> {
     const created = await createTask(
       {
         database: this.database,
         ledger: this.ledger,
-        catalog: this.catalog,
+        catalog,
         clock: this.clock,
         facts: this.facts,
         publicBaseUrl: this.config.PUBLIC_BASE_URL,
@@ -79,6 +99,7 @@ export class Tasks {
       principal,
       body,
       idempotencyKey,
+      via,
     );
     if (!created.replayed) this.signals.emit('created', created.taskId);
     return created;
@@ -101,6 +122,19 @@ export class Tasks {
     const json = JSON.stringify(taskView(row, callback, this.view));
     this.finals.put(taskId, accountId, json, unchangedUntil(row, callback), now);
     return json;
+  }
+
+  /** `data` of kie.ai's GET /api/v1/generate/record-info: a suno-v6 task of the account in kie.ai's Suno shape; 404 otherwise. */
+  async sunoInfo(accountId: string, taskId: string): Promise<ReturnType<typeof sunoView>> {
+    const [found] = await this.findTask(taskId);
+    if (!found || found.account_id !== accountId) throw Errors.taskNotFound(taskId);
+    if (found.model !== KIE_SUNO.model) {
+      throw new AppError(
+        'task_not_found',
+        `task ${taskId} is a ${found.model} task, not a ${KIE_SUNO.model} one; read it with GET /api/v1/jobs/recordInfo?taskId=${taskId}`,
+      );
+    }
+    return sunoView(found as unknown as TaskRow, this.view);
   }
 
   /** Newest first, keyset-paged by the task sequence number, so equal timestamps never cause gaps or repeats. */

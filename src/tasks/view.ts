@@ -31,6 +31,7 @@ export type TaskRow = Pick<
   | 'created_at'
   | 'updated_at'
   | 'completed_at'
+  | 'origin'
 > & { seq: number; dialect: ApiDialect };
 
 export const TASK_VIEW_COLUMNS = [
@@ -53,6 +54,7 @@ export const TASK_VIEW_COLUMNS = [
   'updated_at',
   'completed_at',
   'dialect',
+  'origin',
 ] as const;
 
 /** DECISIONS §14: the callback delivery status object. */

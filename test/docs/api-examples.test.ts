@@ -12,7 +12,8 @@ import { FAST, settle, resultUrls } from '../tasks/support.js';
  * Runs every curl example of docs/api.md and docs/operations.md against a live server, in document
  * order, so the examples cannot rot. Placeholders (documented at the top of docs/api.md): the base
  * address http://127.0.0.1:8080, $GENGATE_KEY, $ADMIN_TOKEN, and the example task and file ids,
- * which stand for the task the createTask example creates; upload examples find photo.jpg, clip.mov, clip.mp4 and song.mp3 in the current folder. A JSON block right after an example is
+ * which stand for the task the createTask example creates (and the Suno task id for the one the
+ * /generate example creates); upload examples find photo.jpg, clip.mov, clip.mp4 and song.mp3 in the current folder. A JSON block right after an example is
  * its documented answer: every key it shows must be in the real answer.
  */
 
@@ -20,6 +21,8 @@ const run = promisify(execFile);
 const BASE = 'http://127.0.0.1:8080';
 const EXAMPLE_TASK = 'tk_3q2Yc9fK0vQmY1b6M8n3Dg';
 const EXAMPLE_FILE = 'MtN_qNg1qEro-dxG5_WJPQ/video.mp4';
+/** The task the kie.ai Suno `/generate` example creates (its record-info example reads it). */
+const EXAMPLE_SUNO_TASK = 'tk_7Hq2Lm9Xc4Rt0Yp1Ws8Vb3';
 /** Prepended to each example: curl reports the status of every answer after it. */
 const PRELUDE = `curl() { command curl -sS -w '\\n@@status %{http_code}\\n' "$@"; }\n`;
 
@@ -118,6 +121,12 @@ describe('curl examples of the docs run against a live server', () => {
         expect(task.state).toBe('success');
         ids[EXAMPLE_TASK] = taskId;
         ids[EXAMPLE_FILE] = new URL(resultUrls(task)[0]!).pathname.replace('/files/', '');
+      }
+      if (/-X POST\b[\s\S]*\/api\/v1\/generate\b/.test(script)) {
+        // The Suno record-info example reads this task, finished, in place of the example id.
+        const taskId = JSON.parse(body).data.taskId as string;
+        expect((await settle(s, env.GENGATE_KEY!, taskId, 60_000)).state).toBe('success');
+        ids[EXAMPLE_SUNO_TASK] = taskId;
       }
     });
   }

@@ -17,7 +17,7 @@ import { registerPreflights } from '../cors.js';
 export function registerRoutes(app: FastifyInstance, services: Services) {
   trackRoutes(app); // before any route: lists them for the OpenAPI coverage check
   registerOpsRoutes(app, services);
-  for (const op of KEYED_OPERATIONS) mountKeyed(app, services, op); // createTask, recordInfo, list, balance
+  for (const op of KEYED_OPERATIONS) mountKeyed(app, services, op); // createTask, recordInfo, list, balance, kie.ai Suno generate and record-info
   registerAdminRoutes(app, services);
   registerCatalogRoutes(app, services);
   registerPricingRoutes(app, services);

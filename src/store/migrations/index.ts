@@ -8,6 +8,7 @@ import * as m005 from './005_upstream_routes.js';
 import * as m006 from './006_active_due.js';
 import * as m007 from './007_partial_task_indexes.js';
 import * as m008 from './008_dialect.js';
+import * as m009 from './009_task_origin.js';
 
 export interface Migration {
   version: number;
@@ -25,4 +26,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 6, name: 'index of active tasks by due time', up: m006.up },
   { version: 7, name: 'partial task indexes', up: m007.up },
   { version: 8, name: 'kie dialect of accounts and tasks', up: m008.up },
+  { version: 9, name: 'task origin', up: m009.up },
 ];
