@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ADMIN_OPERATIONS } from './admin.js';
+import { AUTH_OPERATIONS } from './auth/index.js';
 import { balance } from './balance.js';
 import type { KeyedOperation, Operation, Reply } from './operation.js';
 import { calculatorParams } from './pricing.js';
@@ -175,5 +176,6 @@ export const OPERATIONS: Operation[] = [
     errors: ['not_found'],
     extra: { '413': { schema: 'any', description: 'The body is larger than 256 KB' } },
   },
+  ...AUTH_OPERATIONS.map((op) => op.spec),
   ...ADMIN_OPERATIONS.map((op) => op.spec),
 ];
