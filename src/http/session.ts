@@ -34,7 +34,9 @@ export function checkCsrf(req: FastifyRequest, session: SessionInfo): void {
   if (!CHANGES.has(req.method)) return;
   const given = req.headers[CSRF_HEADER];
   if (typeof given !== 'string' || given === '') {
-    throw Errors.forbidden(`missing ${CSRF_HEADER} header: a change made with the session cookie must send the csrfToken of the session (GET /api/v1/auth/session)`);
+    throw Errors.forbidden(
+      `missing ${CSRF_HEADER} header: a change made with the session cookie must send the csrfToken of the session (GET /api/v1/auth/session)`,
+    );
   }
   if (!timingSafeEqual(digest(given), digest(session.csrf))) {
     throw Errors.forbidden(`wrong ${CSRF_HEADER} header: send the csrfToken of this session (GET /api/v1/auth/session)`);

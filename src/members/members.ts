@@ -215,13 +215,17 @@ export class Members {
    * SIGNUP=open: a new account (zero balance, a first API key shown once) and its owner.
    * SIGNUP=invite: only with an invite's token (the same as accepting it). SIGNUP=off: refused.
    */
-  async signUp(body: { email?: unknown; password?: unknown; accountName?: unknown; inviteToken?: unknown }, meta: ClientMeta): Promise<SignedIn & { apiKey?: string }> {
+  async signUp(
+    body: { email?: unknown; password?: unknown; accountName?: unknown; inviteToken?: unknown },
+    meta: ClientMeta,
+  ): Promise<SignedIn & { apiKey?: string }> {
     if (this.opts.signup === 'off') throw Errors.forbidden('sign-up is off on this server (SIGNUP=off); ask the operator for an invite');
     if (body.inviteToken !== undefined) return this.acceptInvite(body.inviteToken, body.password, meta);
     if (this.opts.signup === 'invite') throw Errors.forbidden('sign-up needs an invite on this server (SIGNUP=invite): send inviteToken from the invite link');
     const email = emailOf(body.email);
     const name = body.accountName === undefined ? email : body.accountName;
-    if (typeof name !== 'string' || !name.trim() || name.trim().length > 200) throw Errors.invalid(`accountName must be 1 to 200 characters (got ${JSON.stringify(name)})`);
+    if (typeof name !== 'string' || !name.trim() || name.trim().length > 200)
+      throw Errors.invalid(`accountName must be 1 to 200 characters (got ${JSON.stringify(name)})`);
     const hash = await hashPassword(checkPassword(body.password));
     const { token, apiKey } = await this.database
       .tx(async (trx) => {
@@ -258,7 +262,11 @@ export class Members {
       return trx.selectFrom('accounts').select('name').where('id', '=', accountId).executeTakeFirstOrThrow();
     });
     const url = `${this.opts.publicUrl}/accept-invite#token=${token}`;
-    const emailed = this.mail(address, `Invitation to ${account.name} on GenGate`, `You are invited to join ${account.name} as ${r}.\n\nOpen this link to choose a password (valid 7 days):\n${url}\n`);
+    const emailed = this.mail(
+      address,
+      `Invitation to ${account.name} on GenGate`,
+      `You are invited to join ${account.name} as ${r}.\n\nOpen this link to choose a password (valid 7 days):\n${url}\n`,
+    );
     return { invite: inviteView(row), url, emailed };
   }
 
@@ -276,7 +284,12 @@ export class Members {
         }
         email = invite.email;
         await this.emailFree(trx, invite.email);
-        const done = await trx.updateTable('member_invites').set({ accepted_at: now }).where('id', '=', invite.id).where('accepted_at', 'is', null).executeTakeFirst();
+        const done = await trx
+          .updateTable('member_invites')
+          .set({ accepted_at: now })
+          .where('id', '=', invite.id)
+          .where('accepted_at', 'is', null)
+          .executeTakeFirst();
         if (Number(done.numUpdatedRows) !== 1) throw Errors.invalid('inviteToken: this invite has just been used');
         const member = await this.insertMember(trx, invite.account_id, invite.email, invite.role, hash);
         return this.sessions.open(trx, { accountId: member.account_id, memberId: member.id, keyId: null, scopes: null }, meta);
@@ -301,7 +314,10 @@ export class Members {
     const token = newToken();
     const now = this.clock.now();
     await this.database.tx((trx) =>
-      trx.insertInto('password_resets').values({ token_hash: hashToken(token), member_id: row.id, created_at: now, expires_at: now + RESET_TTL_MS, used_at: null }).execute(),
+      trx
+        .insertInto('password_resets')
+        .values({ token_hash: hashToken(token), member_id: row.id, created_at: now, expires_at: now + RESET_TTL_MS, used_at: null })
+        .execute(),
     );
     const url = `${this.opts.publicUrl}/reset-password#token=${token}`;
     await this.opts.mailer!.send({
@@ -360,7 +376,8 @@ export class Members {
 
   private emailTaken(email: string | (() => string)) {
     return (e: unknown): never => {
-      if (isUniqueViolation(e)) throw Errors.invalid(`email: ${typeof email === 'string' ? email : email()} is already a member of an account (an email belongs to one account)`);
+      if (isUniqueViolation(e))
+        throw Errors.invalid(`email: ${typeof email === 'string' ? email : email()} is already a member of an account (an email belongs to one account)`);
       throw e;
     };
   }
@@ -380,7 +397,10 @@ export class Members {
 
   private async row(db: Kysely<DB>, idOrEmail: string, accountId?: string): Promise<MembersTable> {
     const key = idOrEmail.includes('@') ? idOrEmail.trim().toLowerCase() : idOrEmail;
-    let q = db.selectFrom('members').selectAll().where(idOrEmail.includes('@') ? 'email' : 'id', '=', key);
+    let q = db
+      .selectFrom('members')
+      .selectAll()
+      .where(idOrEmail.includes('@') ? 'email' : 'id', '=', key);
     if (accountId !== undefined) q = q.where('account_id', '=', accountId);
     const row = await q.executeTakeFirst();
     if (!row) throw Errors.notFound(`no member ${JSON.stringify(idOrEmail)}${accountId ? ' in this account' : ''}`);

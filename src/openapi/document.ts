@@ -180,7 +180,7 @@ export function buildDocument(config: Config, catalog: Catalog): Json {
           in: 'cookie',
           name: 'gg_session',
           description:
-            'Session cookie set by POST /api/v1/auth/signin (HttpOnly, SameSite=Lax). Every POST made with it must send the header x-csrf-token with the csrfToken of the session (403 otherwise). Admin operations take an operator\'s session.',
+            "Session cookie set by POST /api/v1/auth/signin (HttpOnly, SameSite=Lax). Every POST made with it must send the header x-csrf-token with the csrfToken of the session (403 otherwise). Admin operations take an operator's session.",
         },
       },
       headers: { RequestId: { description: 'Request id; quote it when reporting a problem', schema: { type: 'string' } } },

@@ -98,7 +98,14 @@ export const SessionRow = z.object({
   current: z.boolean(),
 });
 export const Invite = z.object({
-  invite: z.object({ id: z.string(), accountId: z.string(), email: z.string(), role: z.enum(['owner', 'member']), createdAt: z.string(), expiresAt: z.string() }),
+  invite: z.object({
+    id: z.string(),
+    accountId: z.string(),
+    email: z.string(),
+    role: z.enum(['owner', 'member']),
+    createdAt: z.string(),
+    expiresAt: z.string(),
+  }),
   url: z.string().describe('the invite link (also emailed when SMTP is set); its token is in the fragment'),
   emailed: z.boolean(),
 });

@@ -17,7 +17,7 @@ export const forgotPassword = authOp(
     id: 'forgotPassword',
     summary: 'Email a one-time password reset link (valid 1 hour)',
     description:
-      'Always 202 for a well-formed email, known or not; the link goes to a member\'s address only. Needs SMTP_URL (403 without: the operator resets passwords with `gengate member reset-password`). Rate limited like sign-in.',
+      "Always 202 for a well-formed email, known or not; the link goes to a member's address only. Needs SMTP_URL (403 without: the operator resets passwords with `gengate member reset-password`). Rate limited like sign-in.",
     body: passwordBodies.forgot,
     ok: [z.null(), 'Accepted: an email is on its way when the address belongs to a member', 202],
     errors: ['invalid_request', 'missing_field', 'forbidden', 'rate_limited'],

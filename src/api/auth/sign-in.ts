@@ -68,7 +68,7 @@ export const signInKey = authOp(
     id: 'signInWithKey',
     summary: 'Open a session with an API key (read-only unless the key has a scopes list)',
     description:
-      "A key without a scopes list opens a read-only session (tasks:read, balance:read); a key with a scopes list opens a session with exactly those scopes. The session ends when the key is revoked. Rate limited per client address.",
+      'A key without a scopes list opens a read-only session (tasks:read, balance:read); a key with a scopes list opens a session with exactly those scopes. The session ends when the key is revoked. Rate limited per client address.',
     body: signInBodies.signInKey,
     ok: [SessionAnswer, 'The new session'],
     errors: ['invalid_request', 'missing_field', 'unauthenticated', 'forbidden', 'rate_limited'],
@@ -90,7 +90,7 @@ export const signUp = authOp(
     description:
       'SIGNUP=off: 403. SIGNUP=invite: only with inviteToken. SIGNUP=open: without inviteToken a new account with a zero balance is made, its owner signed in, and its first API key shown once (apiKey). With inviteToken the invite is accepted (any SIGNUP but off).',
     body: signInBodies.signUp,
-    ok: [SessionAnswer.extend({ apiKey: z.string().optional().describe('the new account\'s first API key, shown once') }), 'The new session'],
+    ok: [SessionAnswer.extend({ apiKey: z.string().optional().describe("the new account's first API key, shown once") }), 'The new session'],
     errors: ['invalid_request', 'missing_field', 'forbidden', 'rate_limited'],
   },
   async (s, call) => {

@@ -23,7 +23,7 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services) {
       const given = req.headers.authorization;
       if (given === undefined && sessionToken(req) !== undefined) {
         const session = await requireSession(services, req);
-        if (session.member?.role !== 'operator') throw Errors.forbidden('admin API: this session is not an operator\'s (role operator)');
+        if (session.member?.role !== 'operator') throw Errors.forbidden("admin API: this session is not an operator's (role operator)");
         return;
       }
       if (!given || !timingSafeEqual(digest(given), expected)) {
