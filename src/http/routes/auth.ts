@@ -12,6 +12,7 @@ type Method = 'GET' | 'POST' | 'DELETE';
  * answer may set or clear the session cookie. Answers are never cached.
  */
 export function registerAuthRoutes(app: FastifyInstance, services: Services) {
+  void services.members.prepare();
   for (const op of AUTH_OPERATIONS) mountAuth(app, services, op);
 }
 
