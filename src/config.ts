@@ -178,6 +178,16 @@ export const configSchema = z
     UPSTREAM_WEBHOOKS: flag(false),
     UPSTREAM_POLL_MS: z.coerce.number().int().min(10).max(600_000).default(4_000).describe('a whole number of milliseconds from 10 to 600000'),
     ROUTE_BREAKER_FAILURES: z.coerce.number().int().min(1).max(1000).default(5).describe('a whole number from 1 to 1000'),
+    SIGNUP: z.enum(['off', 'invite', 'open']).default('off'),
+    SMTP_URL: z
+      .string()
+      .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL, e.g. smtp://user:pass@mail.example.com:587')
+      .optional(),
+    MAIL_FROM: z.string().min(3).default('GenGate <gengate@localhost>'),
+    SESSION_TTL_HOURS: z.coerce.number().int().min(1).max(8760).default(168).describe('a whole number of hours from 1 to 8760'),
+    SIGNIN_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900).describe('a whole number of seconds from 1 to 86400'),
+    SIGNIN_LIMIT_PER_ADDRESS: z.coerce.number().int().min(1).max(1_000_000).default(30).describe('a whole number of attempts from 1 to 1000000'),
+    SIGNIN_LIMIT_PER_EMAIL: z.coerce.number().int().min(1).max(1_000_000).default(10).describe('a whole number of attempts from 1 to 1000000'),
     ROUTE_BREAKER_COOLDOWN_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000).describe('a whole number of milliseconds from 0 to 3600000'),
   })
   .superRefine((c, ctx) => {

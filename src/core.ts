@@ -6,6 +6,7 @@ import { Ledger } from './billing/index.js';
 import { Accounts, Authenticator } from './accounts/index.js';
 import { loadCatalog, ModelSwitches, type Catalog } from './catalog/index.js';
 import { SecretBox, SecretKeyMissing, loadSecretKeys } from './secrets/index.js';
+import { Mailer, Members } from './members/index.js';
 
 /** A start-up step failed for a reason the operator can act on; main prints the message without a stack and exits with 1. */
 export class StartError extends Error {}
@@ -55,6 +56,8 @@ export interface Core {
   ledger: Ledger;
   accounts: Accounts;
   auth: Authenticator;
+  /** Members of accounts, sessions, invites and password resets (decision 1903). */
+  members: Members;
   /** Seals the secrets kept in the database (webhook secrets). */
   secrets: SecretBox;
   /** The catalog file as loaded, before the operator's switches (routes and metrics are built from it). */
@@ -97,7 +100,13 @@ export async function openCore(config: Config, clock: Clock, opened = new Opened
       (name) => models.catalog.find(name) !== undefined,
     );
     await step('sealing stored secrets', () => accounts.sealStoredSecrets());
-    return { config, clock, database, ledger, accounts, auth, secrets, fileCatalog, catalog: models.catalog, models, close: () => opened.close() };
+    const members = new Members(database, clock, accounts, {
+      sessionTtlMs: config.SESSION_TTL_HOURS * 3600_000,
+      signup: config.SIGNUP,
+      publicUrl: config.PUBLIC_BASE_URL,
+      mailer: config.SMTP_URL ? new Mailer(config.SMTP_URL, config.MAIL_FROM) : null,
+    });
+    return { config, clock, database, ledger, accounts, auth, members, secrets, fileCatalog, catalog: models.catalog, models, close: () => opened.close() };
   } catch (e) {
     await opened.close().catch(() => {}); // the start's own error is the one worth reporting
     throw e;

@@ -16,5 +16,6 @@ export { sunoRecordInfo } from './kie/generate-record-info.js';
 export { balance, balanceView } from './balance.js';
 export { ADMIN_OPERATIONS, adminBodies, adminIdParams, type AdminOperation, type AdminCall } from './admin.js';
 export { calculatorParams } from './pricing.js';
+export { AUTH_OPERATIONS, SESSION_COOKIE, CSRF_HEADER, type AuthOperation, type AuthCall, type AuthAnswer, type SessionNeed } from './auth/index.js';
 export { callBackUrl } from '../tasks/index.js';
 export * as ReplySchemas from './schemas.js';

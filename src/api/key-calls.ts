@@ -15,6 +15,7 @@ const WHAT: Record<LimitGroup, string> = {
   write: 'createTask and upload requests per API key',
   read: 'recordInfo, list and balance requests per API key',
   public: 'requests to public endpoints per client address',
+  signin: 'sign-in attempts',
 };
 
 /** The 429 naming the limit and the wait. */

@@ -6,7 +6,7 @@ import type { ErrorKind } from '../errors.js';
 import type { Services } from '../services.js';
 
 /** Tags of the OpenAPI document, one per area. */
-export type Tag = 'Tasks' | 'Account' | 'Catalog' | 'Pricing' | 'Files' | 'MCP' | 'Operations' | 'Reference' | 'Admin' | 'kie.ai compatibility';
+export type Tag = 'Tasks' | 'Account' | 'Auth' | 'Catalog' | 'Pricing' | 'Files' | 'MCP' | 'Operations' | 'Reference' | 'Admin' | 'kie.ai compatibility';
 
 /** One answer: a zod schema (or a named special), whether it is wrapped in the envelope, its media type. */
 export interface Reply {
@@ -28,8 +28,12 @@ export interface Operation {
   tag: Tag;
   summary: string;
   description?: string;
-  /** key: bearer API key (with `scope`); admin: bearer ADMIN_TOKEN; metrics: bearer METRICS_TOKEN when set. */
-  auth?: 'key' | 'admin' | 'metrics';
+  /**
+   * key: bearer API key (with `scope`), or the session cookie (with x-csrf-token on changes);
+   * admin: bearer ADMIN_TOKEN, or an operator's session cookie; metrics: bearer METRICS_TOKEN when
+   * set; session: the session cookie gg_session (with x-csrf-token on changes).
+   */
+  auth?: 'key' | 'admin' | 'metrics' | 'session';
   scope?: Scope;
   /** Served on PRICING_BASE_URL (its own `servers` entry). */
   host?: 'pricing';

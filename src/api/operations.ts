@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ADMIN_OPERATIONS } from './admin.js';
+import { AUTH_OPERATIONS } from './auth/index.js';
 import { balance } from './balance.js';
 import type { KeyedOperation, Operation, Reply } from './operation.js';
 import { calculatorParams } from './pricing.js';
@@ -179,5 +180,6 @@ export const OPERATIONS: Operation[] = [
   },
   sunoGenerate.spec,
   sunoRecordInfo.spec,
+  ...AUTH_OPERATIONS.map((op) => op.spec),
   ...ADMIN_OPERATIONS.map((op) => op.spec),
 ];

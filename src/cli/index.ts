@@ -1,5 +1,6 @@
 /** The gengate command's parts: operator commands, and `serve`, loaded on demand so operator commands never load the HTTP stack. */
 export { addAdminCommands } from './admin.js';
+export { addMemberCommands } from './members.js';
 
 /** `gengate serve`, loaded on demand. */
 export async function loadServe() {

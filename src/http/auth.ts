@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal, Scope } from '../accounts/index.js';
 import type { Services } from '../services.js';
 import { limitKey } from './limits.js';
+import { requireSession, sessionPrincipal, sessionToken } from './session.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -9,10 +10,17 @@ declare module 'fastify' {
   }
 }
 
-/** A preHandler that admits only a valid key with `scope`, counts it against the key's rate limit and sets request.principal. */
+/**
+ * A preHandler that admits only a valid key with `scope`, counts it against the key's rate limit
+ * and sets request.principal. A request without Authorization but with the session cookie is
+ * admitted with its session (a change only with the session's CSRF token; decision 1903).
+ */
 export function requireKey(services: Services, scope: Scope) {
   return async (req: FastifyRequest, reply: FastifyReply) => {
-    const principal = await services.auth.authenticate(req.headers.authorization, scope);
+    const principal =
+      req.headers.authorization === undefined && sessionToken(req) !== undefined
+        ? sessionPrincipal(await requireSession(services, req), scope)
+        : await services.auth.authenticate(req.headers.authorization, scope);
     await limitKey(services, reply, principal, scope);
     req.principal = principal;
   };

@@ -1,8 +1,12 @@
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Redis } from 'ioredis';
 
-/** The limit groups of DECISIONS §13: per key `write` (createTask + upload) and `read` (recordInfo, list, balance); per address `public`. */
-export type LimitGroup = 'write' | 'read' | 'public';
+/**
+ * The limit groups of DECISIONS §13: per key `write` (createTask + upload) and `read` (recordInfo,
+ * list, balance); per address `public`; sign-in attempts per address and per email `signin`
+ * (its own, longer window: decision 1903).
+ */
+export type LimitGroup = 'write' | 'read' | 'public' | 'signin';
 
 /** What a check found, for the RateLimit-* headers and a 429. */
 export interface LimitState {
@@ -26,9 +30,9 @@ export class RateLimits {
     private readonly redis?: Redis,
   ) {}
 
-  /** Counts one request of `subject` in `group` against `limit` per window. */
-  async hit(group: LimitGroup, subject: string, limit: number): Promise<LimitState> {
-    const limiter = this.limiter(group, limit);
+  /** Counts one request of `subject` in `group` against `limit` per window (the configured one, or `windowSeconds`). */
+  async hit(group: LimitGroup, subject: string, limit: number, windowSeconds?: number): Promise<LimitState> {
+    const limiter = this.limiter(group, limit, windowSeconds);
     try {
       const res = await limiter.consume(subject, 1);
       return { allowed: true, limit, remaining: res.remainingPoints, resetSeconds: seconds(res.msBeforeNext) };
@@ -51,11 +55,11 @@ export class RateLimits {
     }
   }
 
-  private limiter(group: LimitGroup, limit: number): RateLimiterAbstract {
-    const name = `${group}:${limit}`;
+  private limiter(group: LimitGroup, limit: number, windowSeconds = this.windowSeconds): RateLimiterAbstract {
+    const name = windowSeconds === this.windowSeconds ? `${group}:${limit}` : `${group}:${limit}:${windowSeconds}s`;
     let limiter = this.limiters.get(name);
     if (!limiter) {
-      const opts = { points: limit, duration: this.windowSeconds, keyPrefix: `gengate:rl:${name}` };
+      const opts = { points: limit, duration: windowSeconds, keyPrefix: `gengate:rl:${name}` };
       const memory = new RateLimiterMemory(opts);
       limiter = this.redis ? new RateLimiterRedis({ ...opts, storeClient: this.redis, insuranceLimiter: memory }) : memory;
       this.limiters.set(name, limiter);

@@ -22,6 +22,7 @@ function errorKinds(op: Operation): ErrorKind[] {
   const kinds = new Set<ErrorKind>(op.errors ?? []);
   if (op.auth === 'key') ['unauthenticated', 'forbidden', 'rate_limited'].forEach((k) => kinds.add(k as ErrorKind));
   if (op.auth === 'admin') kinds.add('unauthenticated');
+  if (op.auth === 'session') ['unauthenticated', 'forbidden'].forEach((k) => kinds.add(k as ErrorKind));
   if (op.path === '/api/v1/models') kinds.add('rate_limited');
   if (!['Operations', 'Reference', 'MCP'].includes(op.tag)) kinds.add('internal');
   return [...kinds];
@@ -107,8 +108,9 @@ function requestBody(op: Operation): Json | undefined {
 function operation(op: Operation, style: ErrorStyle): Json {
   const out: Json = { operationId: op.id, tags: [op.tag], summary: op.summary };
   if (op.description) out.description = op.description;
-  if (op.auth === 'key') out.security = [{ apiKey: [] }];
-  if (op.auth === 'admin') out.security = [{ adminToken: [] }];
+  if (op.auth === 'key') out.security = [{ apiKey: [] }, { sessionCookie: [] }];
+  if (op.auth === 'admin') out.security = [{ adminToken: [] }, { sessionCookie: [] }];
+  if (op.auth === 'session') out.security = [{ sessionCookie: [] }];
   if (op.auth === 'metrics') out.security = [{ metricsToken: [] }, {}];
   if (op.scope) out.description = `${op.description ? `${op.description} ` : ''}Needs the key scope \`${op.scope}\`.`;
   const params = parameters(op);
@@ -166,13 +168,20 @@ export function buildDocument(config: Config, catalog: Catalog): Json {
       description: `Pay-per-run generation of images, video and music. Every /api/v1 answer is an envelope {code, msg, data} (plus error on errors) whose code equals the HTTP status; every answer carries x-request-id. Error identifiers here are the ${envelopeNote}.`,
     },
     servers: [{ url: config.PUBLIC_BASE_URL, description: 'API (PUBLIC_BASE_URL)' }],
-    tags: ['Tasks', 'Account', 'Catalog', 'Pricing', 'Files', 'MCP', 'Reference', 'Operations', 'Admin', 'kie.ai compatibility'].map((name) => ({ name })),
+    tags: ['Tasks', 'Account', 'Auth', 'Catalog', 'Pricing', 'Files', 'MCP', 'Reference', 'Operations', 'Admin', 'kie.ai compatibility'].map((name) => ({ name })),
     paths,
     components: {
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: 'API key: Authorization: Bearer gg_...' },
         adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN of the server' },
         metricsToken: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN of the server, when set' },
+        sessionCookie: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'gg_session',
+          description:
+            "Session cookie set by POST /api/v1/auth/signin (HttpOnly, SameSite=Lax). Every POST made with it must send the header x-csrf-token with the csrfToken of the session (403 otherwise). Admin operations take an operator's session.",
+        },
       },
       headers: { RequestId: { description: 'Request id; quote it when reporting a problem', schema: { type: 'string' } } },
       schemas: {

@@ -158,7 +158,64 @@ export interface ModelSwitchesTable {
   updated_at: number;
 }
 
+export type MemberRole = 'owner' | 'member' | 'operator';
+
+/** A person who signs in to an account (decision 1903). Emails are stored lower-cased. */
+export interface MembersTable {
+  id: string;
+  account_id: string;
+  email: string;
+  /** `scrypt$N$r$p$salt$hash` (base64url): the parameters travel with each hash so they can be raised later. */
+  password_hash: string;
+  role: MemberRole;
+  created_at: number;
+  password_changed_at: number;
+}
+
+/** A browser session: the cookie's token is kept only as its SHA-256 hash. */
+export interface MemberSessionsTable {
+  id: string;
+  token_hash: string;
+  account_id: string;
+  /** The member signed in; null for a session opened with an API key. */
+  member_id: string | null;
+  /** The API key that opened the session (null for a member's). */
+  key_id: string | null;
+  /** JSON list of scopes; null means every scope. */
+  scopes: string | null;
+  csrf: string;
+  created_at: number;
+  expires_at: number;
+  revoked_at: number | null;
+  address: string | null;
+  user_agent: string | null;
+}
+
+export interface MemberInvitesTable {
+  id: string;
+  token_hash: string;
+  account_id: string;
+  email: string;
+  role: 'owner' | 'member';
+  invited_by: string | null;
+  created_at: number;
+  expires_at: number;
+  accepted_at: number | null;
+}
+
+export interface PasswordResetsTable {
+  token_hash: string;
+  member_id: string;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
 export interface DB {
+  members: MembersTable;
+  member_sessions: MemberSessionsTable;
+  member_invites: MemberInvitesTable;
+  password_resets: PasswordResetsTable;
   tasks: TasksTable;
   task_events: TaskEventsTable;
   idempotency_keys: IdempotencyKeysTable;

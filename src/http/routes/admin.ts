@@ -4,10 +4,15 @@ import type { Services } from '../../services.js';
 import { Errors } from '../../errors.js';
 import { ADMIN_OPERATIONS } from '../../api/index.js';
 import { mountAdmin } from '../mount.js';
+import { requireSession, sessionToken } from '../session.js';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
-/** The admin API under /admin/v1/*, bearer ADMIN_TOKEN; not registered at all without ADMIN_TOKEN (so 404). */
+/**
+ * The admin API under /admin/v1/*, bearer ADMIN_TOKEN, or the session cookie of a member with the
+ * operator role (a change with the session's CSRF token; decision 1903); not registered at all
+ * without ADMIN_TOKEN (so 404).
+ */
 export function registerAdminRoutes(app: FastifyInstance, services: Services) {
   const token = services.config.ADMIN_TOKEN;
   if (!token) return;
@@ -16,6 +21,11 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services) {
   app.register(async (admin) => {
     admin.addHook('onRequest', async (req: FastifyRequest) => {
       const given = req.headers.authorization;
+      if (given === undefined && sessionToken(req) !== undefined) {
+        const session = await requireSession(services, req);
+        if (session.member?.role !== 'operator') throw Errors.forbidden("admin API: this session is not an operator's (role operator)");
+        return;
+      }
       if (!given || !timingSafeEqual(digest(given), expected)) {
         throw Errors.unauthenticated('admin API: send Authorization: Bearer <ADMIN_TOKEN>');
       }

@@ -3,6 +3,7 @@ import { KEYED_OPERATIONS } from '../../api/index.js';
 import type { Services } from '../../services.js';
 import { mountKeyed } from '../mount.js';
 import { registerAdminRoutes } from './admin.js';
+import { registerAuthRoutes } from './auth.js';
 import { registerCatalogRoutes } from './catalog.js';
 import { registerPricingRoutes } from './pricing.js';
 import { registerFileRoutes } from './files.js';
@@ -18,6 +19,7 @@ export function registerRoutes(app: FastifyInstance, services: Services) {
   trackRoutes(app); // before any route: lists them for the OpenAPI coverage check
   registerOpsRoutes(app, services);
   for (const op of KEYED_OPERATIONS) mountKeyed(app, services, op); // createTask, recordInfo, list, balance, kie.ai Suno generate and record-info
+  registerAuthRoutes(app, services);
   registerAdminRoutes(app, services);
   registerCatalogRoutes(app, services);
   registerPricingRoutes(app, services);

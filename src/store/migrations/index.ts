@@ -9,6 +9,7 @@ import * as m006 from './006_active_due.js';
 import * as m007 from './007_partial_task_indexes.js';
 import * as m008 from './008_dialect.js';
 import * as m009 from './009_task_origin.js';
+import * as m010 from './010_members.js';
 
 export interface Migration {
   version: number;
@@ -27,4 +28,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 7, name: 'partial task indexes', up: m007.up },
   { version: 8, name: 'kie dialect of accounts and tasks', up: m008.up },
   { version: 9, name: 'task origin', up: m009.up },
+  { version: 10, name: 'members and sign-in', up: m010.up },
 ];
