@@ -1,7 +1,9 @@
 import type { Database } from '../store/index.js';
 import type { Clock } from '../clock.js';
 import { Errors } from '../errors.js';
-import { hashKey, type Scope } from './keys.js';
+import { budgetOf, hashKey, type Scope } from './keys.js';
+import type { KeyBudget } from './budgets.js';
+import type { KeyBudgetPeriod } from '../store/index.js';
 import { precompile } from '../store/index.js';
 import { boundedCache } from '../cache.js';
 
@@ -13,6 +15,8 @@ export interface Principal {
   models: string[] | null;
   /** The account's own per-key rate limits (null: the configured default). */
   limits: { write: number | null; read: number | null };
+  /** The key's spend limit (createTask checks it in its transaction), or null. */
+  budget: KeyBudget | null;
 }
 
 const BEARER = /^Bearer +([A-Za-z0-9_-]{1,200}) *$/;
@@ -29,6 +33,9 @@ type KeyRow = {
   status: string;
   rate_write_limit: number | null;
   rate_read_limit: number | null;
+  expires_at: number | null;
+  budget_micros: number | null;
+  budget_period: KeyBudgetPeriod | null;
 };
 
 /** A looked-up key as the requests of the next moments see it: the row, parsed once, and when it was read. */
@@ -36,11 +43,12 @@ interface CachedKey {
   row: KeyRow;
   scopes: Scope[] | null;
   models: string[] | null;
+  budget: KeyBudget | null;
   readAt: number;
 }
 
 /**
- * Turns an Authorization header into a Principal. Missing, malformed, unknown and revoked keys
+ * Turns an Authorization header into a Principal. Missing, malformed, unknown, revoked and expired keys
  * are 401 (a revoked key is no credential: see docs/decisions/0002); a disabled account or a
  * missing scope is 403 permission_error.
  *
@@ -68,6 +76,9 @@ export class Authenticator {
           'api_keys.scopes',
           'api_keys.models',
           'api_keys.revoked_at',
+          'api_keys.expires_at',
+          'api_keys.budget_micros',
+          'api_keys.budget_period',
           'accounts.status',
           'accounts.rate_write_limit',
           'accounts.rate_read_limit',
@@ -82,8 +93,12 @@ export class Authenticator {
     }
     const m = BEARER.exec(header);
     if (!m) throw Errors.unauthenticated('malformed Authorization header: expected "Bearer <API key>"');
-    const { row, scopes, models } = await this.lookup(m[1]!);
+    const { row, scopes, models, budget } = await this.lookup(m[1]!);
     if (row.revoked_at != null) throw Errors.unauthenticated('this API key has been revoked');
+    // Checked on every request against the clock, so a remembered key expires on time too.
+    if (row.expires_at != null && this.clock.now() >= Number(row.expires_at)) {
+      throw Errors.unauthenticated(`this API key expired at ${new Date(Number(row.expires_at)).toISOString()}; ask the operator for a new key`);
+    }
     if (row.status !== 'active') throw Errors.forbidden(`account ${row.account_id} is disabled; contact the operator`);
     if (scopes && !scopes.includes(scope)) {
       throw Errors.forbidden(`this API key lacks the scope ${scope} (it has: ${scopes.join(', ')})`);
@@ -95,6 +110,7 @@ export class Authenticator {
       scopes,
       models,
       limits: { write: row.rate_write_limit, read: row.rate_read_limit },
+      budget,
     };
   }
 
@@ -117,6 +133,7 @@ export class Authenticator {
       row: row as KeyRow,
       scopes: row.scopes ? (JSON.parse(row.scopes) as Scope[]) : null,
       models: row.models ? (JSON.parse(row.models) as string[]) : null,
+      budget: budgetOf(row as KeyRow),
       readAt: now,
     };
     if (this.cacheMs > 0) this.cache.set(secret, entry);

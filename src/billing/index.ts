@@ -1,3 +1,3 @@
 export { Ledger, type ChargeResult, type RefundResult, type LedgerEntry } from './ledger.js';
-export { parseUsd, formatUsd, toRub, usdNumber, MICROS_PER_USD } from './money.js';
+export { parseUsd, parseSignedUsd, formatUsd, toRub, usdNumber, MICROS_PER_USD } from './money.js';
 export { entryView, entriesCsv } from './export.js';

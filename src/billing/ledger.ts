@@ -30,6 +30,8 @@ export interface LedgerEntry {
   amountMicros: number;
   balanceAfterMicros: number;
   taskId: string | null;
+  /** The key that made the task's charge (on the charge and its refunds). */
+  keyId: string | null;
   reason: string;
   createdAt: number;
 }
@@ -43,11 +45,28 @@ export interface LedgerEntry {
 export class Ledger {
   constructor(private readonly clock: Clock) {}
 
-  /** Takes `amount` from the account if the balance covers it; otherwise reports balance and required. */
-  async charge(trx: Kysely<DB>, accountId: string, amount: number, taskId: string | null, reason: string): Promise<ChargeResult> {
+  /** Takes `amount` from the account if the balance covers it; otherwise reports balance and required. `keyId`: the key that asked (its spend). */
+  async charge(trx: Kysely<DB>, accountId: string, amount: number, taskId: string | null, reason: string, keyId: string | null = null): Promise<ChargeResult> {
     const result = await this.take(trx, accountId, amount);
-    if (result.ok) await this.append(trx, accountId, 'charge', -amount, result.balanceAfter, taskId, reason);
+    if (result.ok) await this.append(trx, accountId, 'charge', -amount, result.balanceAfter, taskId, reason, keyId);
     return result;
+  }
+
+  /**
+   * What the key has spent (micro-USD) on charges made at or after `since`, less their refunds
+   * (whenever they came): a refund gives the budget back to the period of its charge. Read inside
+   * the caller's transaction, after the lock that serialises the key's creates (decision 1902).
+   */
+  async keySpend(db: Kysely<DB>, keyId: string, since: number): Promise<number> {
+    const row = await db
+      .selectFrom('ledger_entries as c')
+      .innerJoin('ledger_entries as r', 'r.task_id', 'c.task_id')
+      .select((eb) => eb.fn.sum<string | number | null>('r.amount_micros').as('net'))
+      .where('c.key_id', '=', keyId)
+      .where('c.created_at', '>=', since)
+      .where('c.kind', '=', 'charge')
+      .executeTakeFirst();
+    return -Number(row?.net ?? 0);
   }
 
   /** Adds money: a top-up, or a positive adjustment. */
@@ -71,7 +90,7 @@ export class Ledger {
    * returns `amount`. A second call of the same kind for the task does nothing.
    */
   async refund(trx: Kysely<DB>, taskId: string, kind: 'refund' | 'partial_refund', reason: string, amount?: number): Promise<RefundResult> {
-    const entries = await trx.selectFrom('ledger_entries').select(['kind', 'amount_micros', 'account_id']).where('task_id', '=', taskId).execute();
+    const entries = await trx.selectFrom('ledger_entries').select(['kind', 'amount_micros', 'account_id', 'key_id']).where('task_id', '=', taskId).execute();
     const charge = entries.find((e) => e.kind === 'charge');
     if (!charge) return { refunded: false, amount: 0 };
     const charged = -Number(charge.amount_micros);
@@ -87,6 +106,7 @@ export class Ledger {
         amount_micros: value,
         balance_after_micros: 0,
         task_id: taskId,
+        key_id: charge.key_id,
         reason,
         created_at: this.clock.now(),
       })
@@ -109,6 +129,7 @@ export class Ledger {
       amountMicros: Number(r.amount_micros),
       balanceAfterMicros: Number(r.balance_after_micros),
       taskId: r.task_id,
+      keyId: r.key_id ?? null,
       reason: r.reason,
       createdAt: Number(r.created_at),
     }));
@@ -129,13 +150,23 @@ export class Ledger {
     return Number(row.balance_micros);
   }
 
-  private async append(trx: Kysely<DB>, accountId: string, kind: LedgerKind, amount: number, balanceAfter: number, taskId: string | null, reason: string) {
+  private async append(
+    trx: Kysely<DB>,
+    accountId: string,
+    kind: LedgerKind,
+    amount: number,
+    balanceAfter: number,
+    taskId: string | null,
+    reason: string,
+    keyId: string | null = null,
+  ) {
     await insertRow(trx, 'ledger_entries', {
       account_id: accountId,
       kind,
       amount_micros: amount,
       balance_after_micros: balanceAfter,
       task_id: taskId,
+      key_id: keyId,
       reason,
       created_at: this.clock.now(),
     });
