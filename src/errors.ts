@@ -109,6 +109,7 @@ export function parseWith<S extends z.ZodType>(schema: S, value: unknown, where:
   const issue = result.error.issues[0]!;
   const field = [where, ...issue.path.map(String)].filter(Boolean).join('.');
   const received = issue.path.reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined), value);
-  if (received === undefined && issue.code === 'invalid_type') throw Errors.missingField(field);
+  // A missing value refused by a union (a USD amount is text or a number) is missing too, not "Invalid input".
+  if (received === undefined && (issue.code === 'invalid_type' || issue.code === 'invalid_union')) throw Errors.missingField(field);
   throw Errors.invalid(`${field}: ${issue.message} (got ${shown(received)})`);
 }
