@@ -8,7 +8,7 @@ import { Errors } from '../errors.js';
 import { formatUsd } from '../billing/index.js';
 import { randomId } from '../ids.js';
 import { budgetOf, insertKey, keyView, SCOPES, type KeyView, type Scope } from './keys.js';
-import { BUDGET_PERIODS, describeBudget, periodStart, type KeyBudget } from './budgets.js';
+import { BUDGET_PERIODS, describeBudget, type KeyBudget } from './budgets.js';
 import type { ApiKeysTable, KeyBudgetPeriod } from '../store/index.js';
 import { readByKey } from '../store/index.js';
 import type { SecretBox } from '../secrets/index.js';
@@ -205,7 +205,11 @@ export class Accounts {
     if (opts.budget) checkBudget(opts.budget);
     return this.database.tx(async (trx) => {
       await this.row(trx, accountId);
-      const count = await trx.selectFrom('api_keys').select((eb) => eb.fn.countAll<string | number>().as('n')).where('account_id', '=', accountId).executeTakeFirst();
+      const count = await trx
+        .selectFrom('api_keys')
+        .select((eb) => eb.fn.countAll<string | number>().as('n'))
+        .where('account_id', '=', accountId)
+        .executeTakeFirst();
       const { row, secret } = await insertKey(
         trx,
         accountId,
@@ -260,7 +264,7 @@ export class Accounts {
   /** The key's view with its spend. */
   private async withSpend(db: Kysely<DB>, row: ApiKeysTable, now: number): Promise<KeyView> {
     const budget = budgetOf(row);
-    const spent = await this.ledger.keySpend(db, row.id, budget ? periodStart(budget.period, now) : 0);
+    const spent = await this.ledger.keySpend(db, row.id, budget?.period ?? 'total', now);
     const remaining = budget ? formatUsd(Math.max(0, budget.micros - spent), 4) : null;
     return { ...keyView(row), spent: formatUsd(spent, 4), spentMicros: spent, remaining };
   }

@@ -75,12 +75,7 @@ export interface KeyOptions {
 }
 
 /** Inserts a key for the account inside the caller's transaction; returns the row and the secret (shown once). */
-export async function insertKey(
-  trx: Kysely<DB>,
-  accountId: string,
-  opts: KeyOptions,
-  now: number,
-): Promise<{ row: ApiKeysTable; secret: string }> {
+export async function insertKey(trx: Kysely<DB>, accountId: string, opts: KeyOptions, now: number): Promise<{ row: ApiKeysTable; secret: string }> {
   const secret = newSecret();
   const row: ApiKeysTable = {
     id: randomId('key_', 9),

@@ -14,11 +14,17 @@ const usd = z
 const rateLimit = z.number().int().min(1).max(1_000_000_000).nullable();
 const signedUsd = z
   .union([z.string(), z.number()])
-  .refine((v) => parseSignedUsd(v) !== null && parseSignedUsd(v) !== 0, 'must be a non-zero USD amount, positive to credit and negative to debit, such as "1.50" or "-2"')
+  .refine(
+    (v) => parseSignedUsd(v) !== null && parseSignedUsd(v) !== 0,
+    'must be a non-zero USD amount, positive to credit and negative to debit, such as "1.50" or "-2"',
+  )
   .describe('Signed USD amount: positive credits, negative debits, e.g. "+1.50" or "-2" (at most 6 decimals)');
 const isoTime = z
   .string()
-  .refine((v) => /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:?\d{2}))?$/.test(v) && !Number.isNaN(Date.parse(v)), 'must be an ISO 8601 time such as "2026-12-31T23:59:59Z"')
+  .refine(
+    (v) => /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:?\d{2}))?$/.test(v) && !Number.isNaN(Date.parse(v)),
+    'must be an ISO 8601 time such as "2026-12-31T23:59:59Z"',
+  )
   .describe('ISO 8601 time, e.g. "2026-12-31T23:59:59Z"');
 const budgetPeriod = z.enum(BUDGET_PERIODS).describe('total, or per UTC day or month');
 const keyName = z.string().min(1).max(100);

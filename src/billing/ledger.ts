@@ -1,7 +1,8 @@
 import { sql, type Kysely } from 'kysely';
-import type { DB, LedgerKind } from '../store/index.js';
+import type { DB, KeyBudgetPeriod, LedgerKind } from '../store/index.js';
 import type { Clock } from '../clock.js';
 import { insertRow, prepared } from '../store/index.js';
+import { periodStart } from './periods.js';
 
 /** Takes money if the balance covers it; the condition keeps a balance from going below zero. */
 const takeStatement = prepared(2, (db: Kysely<DB>, accountId, amount) =>
@@ -18,6 +19,17 @@ const moveStatement = prepared(2, (db: Kysely<DB>, accountId, delta) =>
     .set({ balance_micros: sql`balance_micros + ${delta}` })
     .where('id', '=', accountId)
     .returning('balance_micros'),
+);
+/** Moves a key's spend by `delta` in its running total, the UTC day and the UTC month (one statement; rows made on first use). */
+const spendStatement = prepared(4, (db: Kysely<DB>, keyId, day, month, delta) =>
+  db
+    .insertInto('key_spend')
+    .values([
+      { key_id: keyId, period: 'total', starts_at: 0, spent_micros: delta as unknown as number },
+      { key_id: keyId, period: 'day', starts_at: day as unknown as number, spent_micros: delta as unknown as number },
+      { key_id: keyId, period: 'month', starts_at: month as unknown as number, spent_micros: delta as unknown as number },
+    ])
+    .onConflict((oc) => oc.columns(['key_id', 'period', 'starts_at']).doUpdateSet({ spent_micros: sql`key_spend.spent_micros + excluded.spent_micros` })),
 );
 export type ChargeResult = { ok: true; balanceAfter: number } | { ok: false; balance: number; required: number };
 
@@ -48,25 +60,33 @@ export class Ledger {
   /** Takes `amount` from the account if the balance covers it; otherwise reports balance and required. `keyId`: the key that asked (its spend). */
   async charge(trx: Kysely<DB>, accountId: string, amount: number, taskId: string | null, reason: string, keyId: string | null = null): Promise<ChargeResult> {
     const result = await this.take(trx, accountId, amount);
-    if (result.ok) await this.append(trx, accountId, 'charge', -amount, result.balanceAfter, taskId, reason, keyId);
+    if (!result.ok) return result;
+    const now = this.clock.now();
+    await this.append(trx, accountId, 'charge', -amount, result.balanceAfter, taskId, reason, keyId, now);
+    if (keyId !== null) await this.spend(trx, keyId, now, amount);
     return result;
   }
 
   /**
-   * What the key has spent (micro-USD) on charges made at or after `since`, less their refunds
-   * (whenever they came): a refund gives the budget back to the period of its charge. Read inside
-   * the caller's transaction, after the lock that serialises the key's creates (decision 1902).
+   * What the key has spent (micro-USD) in the `period` holding `at`: its charges made in that
+   * period less their refunds, whenever they came (a refund gives the budget back to the period
+   * of its charge). Read inside the caller's transaction after the lock that serialises the key's
+   * creates, it is exact (decision 1902).
    */
-  async keySpend(db: Kysely<DB>, keyId: string, since: number): Promise<number> {
+  async keySpend(db: Kysely<DB>, keyId: string, period: KeyBudgetPeriod, at: number): Promise<number> {
     const row = await db
-      .selectFrom('ledger_entries as c')
-      .innerJoin('ledger_entries as r', 'r.task_id', 'c.task_id')
-      .select((eb) => eb.fn.sum<string | number | null>('r.amount_micros').as('net'))
-      .where('c.key_id', '=', keyId)
-      .where('c.created_at', '>=', since)
-      .where('c.kind', '=', 'charge')
+      .selectFrom('key_spend')
+      .select('spent_micros')
+      .where('key_id', '=', keyId)
+      .where('period', '=', period)
+      .where('starts_at', '=', periodStart(period, at))
       .executeTakeFirst();
-    return -Number(row?.net ?? 0);
+    return row ? Number(row.spent_micros) : 0;
+  }
+
+  /** Moves the key's spend counters for a charge made at `at` (negative `delta`: its refund). */
+  private async spend(trx: Kysely<DB>, keyId: string, at: number, delta: number): Promise<void> {
+    await spendStatement(trx, keyId, periodStart('day', at), periodStart('month', at), delta);
   }
 
   /** Adds money: a top-up, or a positive adjustment. */
@@ -90,7 +110,11 @@ export class Ledger {
    * returns `amount`. A second call of the same kind for the task does nothing.
    */
   async refund(trx: Kysely<DB>, taskId: string, kind: 'refund' | 'partial_refund', reason: string, amount?: number): Promise<RefundResult> {
-    const entries = await trx.selectFrom('ledger_entries').select(['kind', 'amount_micros', 'account_id', 'key_id']).where('task_id', '=', taskId).execute();
+    const entries = await trx
+      .selectFrom('ledger_entries')
+      .select(['kind', 'amount_micros', 'account_id', 'key_id', 'created_at'])
+      .where('task_id', '=', taskId)
+      .execute();
     const charge = entries.find((e) => e.kind === 'charge');
     if (!charge) return { refunded: false, amount: 0 };
     const charged = -Number(charge.amount_micros);
@@ -115,6 +139,7 @@ export class Ledger {
       .executeTakeFirst();
     if (!inserted) return { refunded: false, amount: 0 };
     const balanceAfter = await this.move(trx, charge.account_id, value);
+    if (charge.key_id) await this.spend(trx, charge.key_id, Number(charge.created_at), -value);
     await trx.updateTable('ledger_entries').set({ balance_after_micros: balanceAfter }).where('id', '=', inserted.id).execute();
     return { refunded: true, amount: value, balanceAfter };
   }
@@ -159,6 +184,7 @@ export class Ledger {
     taskId: string | null,
     reason: string,
     keyId: string | null = null,
+    now = this.clock.now(),
   ) {
     await insertRow(trx, 'ledger_entries', {
       account_id: accountId,
@@ -168,7 +194,7 @@ export class Ledger {
       task_id: taskId,
       key_id: keyId,
       reason,
-      created_at: this.clock.now(),
+      created_at: now,
     });
   }
 }

@@ -117,7 +117,9 @@ export function addAdminCommands(program: Command, run: Run, out: Out) {
       run(async (s) => {
         const micros = parseSignedUsd(o.amount);
         if (micros === null || micros === 0) {
-          throw Errors.invalid(`--amount must be a non-zero USD amount, positive to credit and negative to debit, such as +1.5 or -2 (got ${JSON.stringify(o.amount)})`);
+          throw Errors.invalid(
+            `--amount must be a non-zero USD amount, positive to credit and negative to debit, such as +1.5 or -2 (got ${JSON.stringify(o.amount)})`,
+          );
         }
         const a = await s.accounts.adjust(id, micros, o.reason);
         print(o.json, { account: a }, accountLine(a));

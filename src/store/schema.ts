@@ -49,6 +49,15 @@ export interface LedgerTable {
   key_id: Generated<string | null>;
 }
 
+/** What a key spent (charges less their refunds) in one period: the total (starts_at 0), a UTC day or a UTC month. */
+export interface KeySpendTable {
+  key_id: string;
+  period: KeyBudgetPeriod;
+  /** Epoch ms of the period's start. */
+  starts_at: number;
+  spent_micros: number;
+}
+
 export interface MigrationsTable {
   version: number;
   name: string;
@@ -167,5 +176,6 @@ export interface DB {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   ledger_entries: LedgerTable;
+  key_spend: KeySpendTable;
   gengate_migrations: MigrationsTable;
 }

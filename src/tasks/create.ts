@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { describeBudget, keyAllowsModel, periodStart, type Principal } from '../accounts/index.js';
+import { describeBudget, keyAllowsModel, type Principal } from '../accounts/index.js';
 import { formatUsd, type Ledger } from '../billing/index.js';
 import { findModel, resolveDraftFinal, routeName, validateInput, type Catalog, type DraftTask, type MediaFacts } from '../catalog/index.js';
 import type { Clock } from '../clock.js';
@@ -198,7 +198,7 @@ function insufficient(balance: number, required: number, topUpUrl: string) {
 async function checkKeyBudget(deps: CreateDeps, db: Kysely<DB>, principal: Principal, price: number, now: number): Promise<void> {
   const budget = principal.budget;
   if (!budget) return;
-  const spent = await deps.ledger.keySpend(db, principal.keyId, periodStart(budget.period, now));
+  const spent = await deps.ledger.keySpend(db, principal.keyId, budget.period, now);
   const remaining = Math.max(0, budget.micros - spent);
   if (price <= remaining) return;
   throw Errors.insufficientBalance(

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/clock.js';
+import type { Database } from '../../src/store/index.js';
 import { dialects } from '../helpers/db.js';
 import { gengate } from '../helpers/cli.js';
 import { startServer, type TestServer } from '../helpers/server.js';
@@ -20,6 +21,28 @@ class SetClock implements Clock {
   }
 }
 
+/** Every key's spend counters agree with the ledger: the total with all its entries, each day and month with the charges made in it and their refunds. */
+async function expectSpendMatchesLedger(database: Database): Promise<void> {
+  const { db } = database;
+  const entries = await db
+    .selectFrom('ledger_entries')
+    .select(['task_id', 'kind', 'key_id', 'amount_micros', 'created_at'])
+    .where('key_id', 'is not', null)
+    .execute();
+  const chargedAt = new Map(entries.filter((e) => e.kind === 'charge').map((e) => [e.task_id, Number(e.created_at)]));
+  const expected = new Map<string, number>();
+  for (const e of entries) {
+    const at = new Date(chargedAt.get(e.task_id)!);
+    const day = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate());
+    const month = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1);
+    for (const k of [`${e.key_id} total 0`, `${e.key_id} day ${day}`, `${e.key_id} month ${month}`])
+      expected.set(k, (expected.get(k) ?? 0) - Number(e.amount_micros));
+  }
+  const rows = await db.selectFrom('key_spend').selectAll().execute();
+  const actual = new Map(rows.map((r) => [`${r.key_id} ${r.period} ${Number(r.starts_at)}`, Number(r.spent_micros)]));
+  expect(actual).toEqual(expected);
+}
+
 describe.each(dialects())('key names, expiry and budgets on %s', (dialect) => {
   let s: TestServer;
   const clock = new SetClock(Date.parse('2026-03-10T12:00:00Z'));
@@ -30,7 +53,8 @@ describe.each(dialects())('key names, expiry and budgets on %s', (dialect) => {
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     return r.body.data as { key: { id: string }; apiKey: string };
   };
-  const keyOf = async (accountId: string, keyId: string) => ((await admin('GET', `/accounts/${accountId}/keys`)).body.data as any[]).find((k) => k.id === keyId);
+  const keyOf = async (accountId: string, keyId: string) =>
+    ((await admin('GET', `/accounts/${accountId}/keys`)).body.data as any[]).find((k) => k.id === keyId);
   const refund = (taskId: string) => s.services.database.tx((t) => s.services.ledger.refund(t, taskId, 'refund', 'test refund'));
   beforeAll(async () => {
     // A long key cache: expiry must not wait for it, and changes through the admin API drop it.
@@ -42,7 +66,11 @@ describe.each(dialects())('key names, expiry and budgets on %s', (dialect) => {
     const { id } = await s.account(5);
     const plain = await newKey(id, {});
     const named = await newKey(id, { name: ' ci runner ', expiresAt: '2026-06-01T00:00:00Z', budget: { amount: '2.5', period: 'month' } });
-    expect(named.key).toMatchObject({ name: 'ci runner', expiresAt: '2026-06-01T00:00:00.000Z', budget: { amount: '2.5000', amountMicros: 2_500_000, period: 'month' } });
+    expect(named.key).toMatchObject({
+      name: 'ci runner',
+      expiresAt: '2026-06-01T00:00:00.000Z',
+      budget: { amount: '2.5000', amountMicros: 2_500_000, period: 'month' },
+    });
     expect((await create(named.apiKey)).status).toBe(200);
     const keys = (await admin('GET', `/accounts/${id}/keys`)).body.data as any[];
     expect(keys.map((k) => k.name).sort()).toEqual(['ci runner', 'key 1', 'key 2']);
@@ -102,8 +130,7 @@ describe.each(dialects())('key names, expiry and budgets on %s', (dialect) => {
     expect(r.body).toEqual({
       code: 402,
       error: 'payment_required',
-      msg:
-        "this API key's budget of 0.1500 USD in total has 0.0300 USD left, less than the price 0.060 USD of this task; the operator can raise the budget",
+      msg: "this API key's budget of 0.1500 USD in total has 0.0300 USD left, less than the price 0.060 USD of this task; the operator can raise the budget",
       data: { balance: '0.0300', required: '0.0600', currency: 'USD', topUpUrl: expect.any(String) },
     });
     expect((await admin('GET', `/accounts/${id}/ledger`)).body.data).toEqual(entriesBefore);
@@ -131,6 +158,7 @@ describe.each(dialects())('key names, expiry and budgets on %s', (dialect) => {
     expect((await create(k.apiKey)).status).toBe(402);
     const entries = (await admin('GET', `/accounts/${id}/ledger`)).body.data as any[];
     expect(entries.find((e) => e.kind === 'refund')).toMatchObject({ taskId: first, keyId: k.key.id, amountMicros: 60_000 });
+    await expectSpendMatchesLedger(s.services.database);
   });
 
   it('a day budget counts the UTC day of the charge; a refund gives back to the day it was charged', async () => {
@@ -140,7 +168,7 @@ describe.each(dialects())('key names, expiry and budgets on %s', (dialect) => {
     const yesterday = (await create(k.apiKey)).body.data.taskId as string;
     const refused = await create(k.apiKey);
     expect(refused.status).toBe(402);
-    expect(refused.body.msg).toContain("budget of 0.1000 USD per day (UTC) has 0.0400 USD left");
+    expect(refused.body.msg).toContain('budget of 0.1000 USD per day (UTC) has 0.0400 USD left');
     expect(refused.body.msg).toContain('or wait for the next day');
     expect(refused.body.data.balance).toBe('0.0400');
     clock.set('2026-04-01T00:00:00Z');
@@ -165,6 +193,7 @@ describe.each(dialects())('key names, expiry and budgets on %s', (dialect) => {
     expect((await create(k.apiKey)).status).toBe(402);
     clock.set('2026-05-31T23:59:59Z');
     expect((await create(k.apiKey)).status).toBe(402);
+    await expectSpendMatchesLedger(s.services.database);
   });
 
   it('holds under many concurrent creates: no overspend', async () => {
@@ -176,6 +205,7 @@ describe.each(dialects())('key names, expiry and budgets on %s', (dialect) => {
     expect(await keyOf(id, k.key.id)).toMatchObject({ spent: '0.6000', remaining: '0.0000' });
     expect((await s.call('GET', '/api/v1/user/balance', { key: k.apiKey })).body.data.balance).toBe('99.4000');
     await expectLedgerInvariant(s.services.database);
+    await expectSpendMatchesLedger(s.services.database);
   });
 
   it('updates keep what is not given: period alone, amount alone, null removes', async () => {
