@@ -125,9 +125,9 @@ export async function createTask(deps: CreateDeps, principal: Principal, rawBody
   // of the image classifier (decision 0305): an account that cannot pay gets its 402 here, unchecked.
   // The charge in the transaction below stays the real check; other requests skip this extra read.
   if (input.nsfw_check === true) {
+    await checkKeyBudget(deps, database.db, principal, price.priceMicros, clock.now());
     const balance = await balanceOf(database.db, accountId);
     if (balance < price.priceMicros) throw insufficient(balance, price.priceMicros, deps.topUpUrl);
-    await checkKeyBudget(deps, database.db, principal, price.priceMicros, clock.now());
     await deps.moderate(input, principal);
   }
 

@@ -4,7 +4,7 @@ import type { Database } from '../../src/store/index.js';
 import { dialects } from '../helpers/db.js';
 import { gengate } from '../helpers/cli.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { expectLedgerInvariant } from '../tasks/support.js';
+import { FAST, create, expectLedgerInvariant, settle } from '../tasks/support.js';
 
 const ADMIN = 'admin-token-for-tests-0123456789';
 /** 0.060 USD. */
@@ -47,7 +47,7 @@ describe.each(dialects())('key names, expiry and budgets on %s', (dialect) => {
   let s: TestServer;
   const clock = new SetClock(Date.parse('2026-03-10T12:00:00Z'));
   const admin = (method: string, path: string, body?: unknown) => s.call(method, `/admin/v1${path}`, { body, headers: { authorization: `Bearer ${ADMIN}` } });
-  const create = (key: string) => s.call('POST', '/api/v1/jobs/createTask', { key, body: IMAGE });
+  const post = (key: string) => s.call('POST', '/api/v1/jobs/createTask', { key, body: IMAGE });
   const newKey = async (accountId: string, body: unknown) => {
     const r = await admin('POST', `/accounts/${accountId}/keys`, body);
     expect(r.status, JSON.stringify(r.body)).toBe(200);
@@ -71,7 +71,7 @@ describe.each(dialects())('key names, expiry and budgets on %s', (dialect) => {
       expiresAt: '2026-06-01T00:00:00.000Z',
       budget: { amount: '2.5000', amountMicros: 2_500_000, period: 'month' },
     });
-    expect((await create(named.apiKey)).status).toBe(200);
+    expect((await post(named.apiKey)).status).toBe(200);
     const keys = (await admin('GET', `/accounts/${id}/keys`)).body.data as any[];
     expect(keys.map((k) => k.name).sort()).toEqual(['ci runner', 'key 1', 'key 2']);
     expect(keys.find((k) => k.id === plain.key.id).name).toBe('key 2');
@@ -110,7 +110,7 @@ describe.each(dialects())('key names, expiry and budgets on %s', (dialect) => {
     expect(r.status).toBe(401);
     expect(r.body).toMatchObject({ code: 401, error: 'authentication_error' });
     expect(r.body.msg).toBe(`this API key expired at ${new Date(clock.t).toISOString()}; ask the operator for a new key`);
-    expect((await create(k.apiKey)).status).toBe(401);
+    expect((await post(k.apiKey)).status).toBe(401);
     // The operator extends it: it works again at once.
     await admin('POST', `/keys/${k.key.id}`, { expiresAt: new Date(clock.t + 3_600_000).toISOString() });
     expect((await s.call('GET', '/api/v1/user/balance', { key: k.apiKey })).status).toBe(200);
@@ -121,11 +121,11 @@ describe.each(dialects())('key names, expiry and budgets on %s', (dialect) => {
     const { id, key: other } = await s.account(5);
     const k = await newKey(id, { name: 'capped', budget: { amount: '0.15' } });
     expect(k.key).toMatchObject({ budget: { period: 'total' } });
-    expect((await create(k.apiKey)).status).toBe(200);
-    expect((await create(k.apiKey)).status).toBe(200);
+    expect((await post(k.apiKey)).status).toBe(200);
+    expect((await post(k.apiKey)).status).toBe(200);
     const entriesBefore = (await admin('GET', `/accounts/${id}/ledger`)).body.data;
     const tasksBefore = await s.services.database.db.selectFrom('tasks').select('id').where('account_id', '=', id).execute();
-    const r = await create(k.apiKey);
+    const r = await post(k.apiKey);
     expect(r.status).toBe(402);
     expect(r.body).toEqual({
       code: 402,
@@ -137,25 +137,25 @@ describe.each(dialects())('key names, expiry and budgets on %s', (dialect) => {
     expect(await s.services.database.db.selectFrom('tasks').select('id').where('account_id', '=', id).execute()).toEqual(tasksBefore);
     expect((await s.call('GET', '/api/v1/user/balance', { key: other })).body.data.balance).toBe('4.8800');
     // The account's other key has no budget: the balance is its only limit.
-    expect((await create(other)).status).toBe(200);
+    expect((await post(other)).status).toBe(200);
     // The operator raises the budget: the key works at once.
     const raised = await admin('POST', `/keys/${k.key.id}`, { budget: { amount: '0.18' } });
     expect(raised.body.data).toMatchObject({ budget: { amount: '0.1800', period: 'total' }, spent: '0.1200', remaining: '0.0600' });
-    expect((await create(k.apiKey)).status).toBe(200);
-    expect((await create(k.apiKey)).status).toBe(402);
+    expect((await post(k.apiKey)).status).toBe(200);
+    expect((await post(k.apiKey)).status).toBe(402);
     await expectLedgerInvariant(s.services.database);
   });
 
   it('a refund gives the budget back, and the refund entry names the key', async () => {
     const { id } = await s.account(5);
     const k = await newKey(id, { budget: { amount: '0.12', period: 'total' } });
-    const first = (await create(k.apiKey)).body.data.taskId as string;
-    expect((await create(k.apiKey)).status).toBe(200);
-    expect((await create(k.apiKey)).status).toBe(402);
+    const first = (await post(k.apiKey)).body.data.taskId as string;
+    expect((await post(k.apiKey)).status).toBe(200);
+    expect((await post(k.apiKey)).status).toBe(402);
     expect(await refund(first)).toMatchObject({ refunded: true, amount: 60_000 });
     expect(await keyOf(id, k.key.id)).toMatchObject({ spent: '0.0600', remaining: '0.0600' });
-    expect((await create(k.apiKey)).status).toBe(200);
-    expect((await create(k.apiKey)).status).toBe(402);
+    expect((await post(k.apiKey)).status).toBe(200);
+    expect((await post(k.apiKey)).status).toBe(402);
     const entries = (await admin('GET', `/accounts/${id}/ledger`)).body.data as any[];
     expect(entries.find((e) => e.kind === 'refund')).toMatchObject({ taskId: first, keyId: k.key.id, amountMicros: 60_000 });
     await expectSpendMatchesLedger(s.services.database);
@@ -165,18 +165,18 @@ describe.each(dialects())('key names, expiry and budgets on %s', (dialect) => {
     clock.set('2026-03-31T23:30:00Z');
     const { id } = await s.account(5);
     const k = await newKey(id, { budget: { amount: '0.1', period: 'day' } });
-    const yesterday = (await create(k.apiKey)).body.data.taskId as string;
-    const refused = await create(k.apiKey);
+    const yesterday = (await post(k.apiKey)).body.data.taskId as string;
+    const refused = await post(k.apiKey);
     expect(refused.status).toBe(402);
     expect(refused.body.msg).toContain('budget of 0.1000 USD per day (UTC) has 0.0400 USD left');
     expect(refused.body.msg).toContain('or wait for the next day');
     expect(refused.body.data.balance).toBe('0.0400');
     clock.set('2026-04-01T00:00:00Z');
     expect(await keyOf(id, k.key.id)).toMatchObject({ spent: '0.0000', remaining: '0.1000' });
-    expect((await create(k.apiKey)).status).toBe(200);
+    expect((await post(k.apiKey)).status).toBe(200);
     // Yesterday's refund does not make room today.
     await refund(yesterday);
-    expect((await create(k.apiKey)).status).toBe(402);
+    expect((await post(k.apiKey)).status).toBe(402);
     expect(await keyOf(id, k.key.id)).toMatchObject({ spent: '0.0600', remaining: '0.0400' });
   });
 
@@ -184,22 +184,22 @@ describe.each(dialects())('key names, expiry and budgets on %s', (dialect) => {
     clock.set('2026-04-30T23:59:59Z');
     const { id } = await s.account(5);
     const k = await newKey(id, { budget: { amount: '0.1', period: 'month' } });
-    expect((await create(k.apiKey)).status).toBe(200);
-    const refused = await create(k.apiKey);
+    expect((await post(k.apiKey)).status).toBe(200);
+    const refused = await post(k.apiKey);
     expect(refused.status).toBe(402);
     expect(refused.body.msg).toContain('per month (UTC) has 0.0400 USD left');
     clock.set('2026-05-01T00:00:00Z');
-    expect((await create(k.apiKey)).status).toBe(200);
-    expect((await create(k.apiKey)).status).toBe(402);
+    expect((await post(k.apiKey)).status).toBe(200);
+    expect((await post(k.apiKey)).status).toBe(402);
     clock.set('2026-05-31T23:59:59Z');
-    expect((await create(k.apiKey)).status).toBe(402);
+    expect((await post(k.apiKey)).status).toBe(402);
     await expectSpendMatchesLedger(s.services.database);
   });
 
   it('holds under many concurrent creates: no overspend', async () => {
     const { id } = await s.account(100);
     const k = await newKey(id, { budget: { amount: '0.6', period: 'day' } });
-    const results = await Promise.all(Array.from({ length: 40 }, () => create(k.apiKey)));
+    const results = await Promise.all(Array.from({ length: 40 }, () => post(k.apiKey)));
     expect(results.filter((r) => r.status === 200)).toHaveLength(10);
     expect(results.filter((r) => r.status === 402)).toHaveLength(30);
     expect(await keyOf(id, k.key.id)).toMatchObject({ spent: '0.6000', remaining: '0.0000' });
@@ -233,7 +233,7 @@ describe.each(dialects())('key names, expiry and budgets on %s', (dialect) => {
     expect(made.code, made.stderr).toBe(0);
     const { key, apiKey } = JSON.parse(made.stdout);
     expect(key).toMatchObject({ name: 'nightly', expiresAt: '2026-12-31T00:00:00.000Z', budget: { amount: '5.0000', period: 'month' } });
-    expect((await create(apiKey)).status).toBe(200);
+    expect((await post(apiKey)).status).toBe(200);
     const updated = await gengate(['key', 'update', key.id, '--budget', '0.1', '--expires', 'never', '--json'], env);
     expect(updated.code, updated.stderr).toBe(0);
     expect(JSON.parse(updated.stdout).key).toMatchObject({ expiresAt: null, budget: { amount: '0.1000', period: 'month' } });
@@ -244,5 +244,31 @@ describe.each(dialects())('key names, expiry and budgets on %s', (dialect) => {
     const bad = await gengate(['key', 'update', key.id, '--budget-period', 'week'], env);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain('--budget-period must be one of total, day, month (got "week")');
+  });
+});
+
+describe.each(dialects())('key budgets with the engine running on %s', (dialect) => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startServer(dialect, { ...FAST, ADMIN_TOKEN: ADMIN, AUTH_CACHE_MS: '0' });
+    s.services.engine.start();
+  });
+  afterAll(() => s.close());
+
+  it('a task that fails is refunded and its charge leaves the budget; a content check refusal is a 402 before the check', async () => {
+    const { id } = await s.account(5);
+    const made = await s.services.accounts.createKey(id, { name: 'engine', budget: { micros: 60_000, period: 'day' } });
+    const failed = await create(s, made.apiKey, 'nano-banana-2', { prompt: 'a cat gengate:fail=500', resolution: '2K' });
+    expect((await settle(s, made.apiKey, failed)).state).toBe('fail');
+    const key = (await s.services.accounts.listKeys(id)).find((k) => k.id === made.key.id)!;
+    expect(key).toMatchObject({ spent: '0.0000', remaining: '0.0600' });
+    const ok = await create(s, made.apiKey, 'nano-banana-2', { prompt: 'a cat', resolution: '2K' });
+    expect((await settle(s, made.apiKey, ok)).state).toBe('success');
+    // Spent: even a request that asks for the content check is refused by the budget first.
+    const r = await s.call('POST', '/api/v1/jobs/createTask', { key: made.apiKey, body: { ...IMAGE, input: { ...IMAGE.input, nsfw_check: true } } });
+    expect(r.status).toBe(402);
+    expect(r.body.data.balance).toBe('0.0000');
+    await expectLedgerInvariant(s.services.database);
+    await expectSpendMatchesLedger(s.services.database);
   });
 });
