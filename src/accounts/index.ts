@@ -1,4 +1,4 @@
 export { Accounts, accountView, type AccountView } from './accounts.js';
 export { Authenticator, keyAllowsModel, type Principal } from './auth.js';
 export { SCOPES, hashKey, type Scope, type KeyView } from './keys.js';
-export { BUDGET_PERIODS, periodStart, describeBudget, type KeyBudget } from './budgets.js';
+export { BUDGET_PERIODS, periodStart, describeBudget, parseIsoTime, type KeyBudget } from './budgets.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BUDGET_PERIODS } from '../accounts/index.js';
+import { BUDGET_PERIODS, parseIsoTime } from '../accounts/index.js';
 import { entriesCsv, entryView, parseSignedUsd, parseUsd } from '../billing/index.js';
 import type { Config } from '../config.js';
 import { parseWith, type ErrorKind } from '../errors.js';
@@ -21,11 +21,8 @@ const signedUsd = z
   .describe('Signed USD amount: positive credits, negative debits, e.g. "+1.50" or "-2" (at most 6 decimals)');
 const isoTime = z
   .string()
-  .refine(
-    (v) => /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:?\d{2}))?$/.test(v) && !Number.isNaN(Date.parse(v)),
-    'must be an ISO 8601 time such as "2026-12-31T23:59:59Z"',
-  )
-  .describe('ISO 8601 time, e.g. "2026-12-31T23:59:59Z"');
+  .refine((v) => parseIsoTime(v) !== null, 'must be an ISO 8601 time with its zone, such as "2026-12-31T23:59:59Z", or a date')
+  .describe('ISO 8601 time with its zone, e.g. "2026-12-31T23:59:59Z", or a date (midnight UTC)');
 const budgetPeriod = z.enum(BUDGET_PERIODS).describe('total, or per UTC day or month');
 const keyName = z.string().min(1).max(100);
 const keyBudget = z.object({ amount: usd, period: budgetPeriod.optional().describe('total (the default), day or month; days and months in UTC') }).strict();
@@ -94,7 +91,7 @@ const modelId = (call: AdminCall) => {
   }
 };
 const data = async (value: Promise<unknown>): Promise<Answer> => ({ data: await value });
-const time = (v: string | null | undefined) => (v == null ? v : Date.parse(v));
+const time = (v: string | null | undefined) => (v == null ? v : parseIsoTime(v)!);
 const money = (v: string | number | undefined) => (v === undefined ? undefined : parseUsd(v)!);
 
 /** The admin API (/admin/v1/*, bearer ADMIN_TOKEN); registered only when ADMIN_TOKEN is set. */

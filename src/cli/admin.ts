@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { Core } from '../core.js';
 import { Errors } from '../errors.js';
 import { entriesCsv, entryView, parseSignedUsd, parseUsd } from '../billing/index.js';
-import { BUDGET_PERIODS, type AccountView, type KeyView } from '../accounts/index.js';
+import { BUDGET_PERIODS, parseIsoTime, type AccountView, type KeyView } from '../accounts/index.js';
 import type { KeyBudgetPeriod } from '../store/index.js';
 import type { ModelSwitchView } from '../catalog/index.js';
 
@@ -19,8 +19,9 @@ function usd(value: string, flag: string): number {
 function expiryValue(value: string | undefined): number | null | undefined {
   if (value === undefined) return undefined;
   if (value === 'never') return null;
-  const at = /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : NaN;
-  if (Number.isNaN(at)) throw Errors.invalid(`--expires must be an ISO 8601 time such as 2026-12-31T23:59:59Z, or never (got ${JSON.stringify(value)})`);
+  const at = parseIsoTime(value);
+  if (at === null)
+    throw Errors.invalid(`--expires must be an ISO 8601 time with its zone such as 2026-12-31T23:59:59Z, a date, or never (got ${JSON.stringify(value)})`);
   return at;
 }
 

@@ -87,6 +87,8 @@ describe.each(dialects())('key names, expiry and budgets on %s', (dialect) => {
       [{ name: '' }, /^name: /],
       [{ name: 'x'.repeat(101) }, /^name: /],
       [{ expiresAt: 'tomorrow' }, /^expiresAt: must be an ISO 8601 time/],
+      [{ expiresAt: '2026-12-31T10:00:00' }, /^expiresAt: must be an ISO 8601 time with its zone/],
+      [{ expiresAt: '2026-02-30T10:00:00Z' }, /^expiresAt: must be an ISO 8601 time/],
       [{ expiresAt: '2026-03-10T11:59:59Z' }, /^expiresAt must be a time in the future.*got 2026-03-10T11:59:59.000Z/],
       [{ budget: { amount: '-1' } }, /^budget.amount: must be a USD amount/],
       [{ budget: { amount: '1', period: 'week' } }, /^budget.period: .*total.*day.*month/],
