@@ -16,7 +16,8 @@ export type ErrorKind =
   | 'model_disabled'
   | 'not_found'
   | 'request_timeout'
-  | 'headers_too_large';
+  | 'headers_too_large'
+  | 'conflict';
 
 export type ErrorStyle = 'default' | 'reference';
 
@@ -37,6 +38,7 @@ export const ERROR_TABLE: Record<ErrorKind, Record<ErrorStyle, readonly [number,
   not_found: { default: [404, 'not_found'], reference: [404, 'not_found'] },
   request_timeout: { default: [408, 'request_timeout'], reference: [408, 'request_timeout'] },
   headers_too_large: { default: [431, 'headers_too_large'], reference: [431, 'headers_too_large'] },
+  conflict: { default: [409, 'conflict'], reference: [409, 'conflict'] },
 };
 
 /** A client-facing error: its kind picks the status, `msg` is shown as is. */
@@ -91,6 +93,8 @@ export const Errors = {
   rateLimited: (msg: string, retryAfterSeconds: number) => new AppError('rate_limited', msg, null, { 'retry-after': String(retryAfterSeconds) }),
   modelDisabled: (model: string) => new AppError('model_disabled', `model ${model} is temporarily disabled by the operator`),
   notFound: (msg: string) => new AppError('not_found', msg),
+  /** The request is valid but the state of what it names refuses it (an operator debit larger than the balance). */
+  conflict: (msg: string, data: unknown = null) => new AppError('conflict', msg, data),
 };
 
 /** (status, error type) of a kind under a style. */
@@ -105,6 +109,7 @@ export function parseWith<S extends z.ZodType>(schema: S, value: unknown, where:
   const issue = result.error.issues[0]!;
   const field = [where, ...issue.path.map(String)].filter(Boolean).join('.');
   const received = issue.path.reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined), value);
-  if (received === undefined && issue.code === 'invalid_type') throw Errors.missingField(field);
+  // A missing value refused by a union (a USD amount is text or a number) is missing too, not "Invalid input".
+  if (received === undefined && (issue.code === 'invalid_type' || issue.code === 'invalid_union')) throw Errors.missingField(field);
   throw Errors.invalid(`${field}: ${issue.message} (got ${shown(received)})`);
 }

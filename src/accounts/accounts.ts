@@ -7,7 +7,9 @@ import type { Clock } from '../clock.js';
 import { Errors, shown } from '../errors.js';
 import { formatUsd } from '../billing/index.js';
 import { randomId } from '../ids.js';
-import { insertKey, keyView, SCOPES, type KeyView, type Scope } from './keys.js';
+import { budgetOf, insertKey, keyView, SCOPES, type KeyView, type Scope } from './keys.js';
+import { BUDGET_PERIODS, describeBudget, type KeyBudget } from './budgets.js';
+import type { ApiKeysTable, KeyBudgetPeriod } from '../store/index.js';
 import { readByKey } from '../store/index.js';
 import type { SecretBox } from '../secrets/index.js';
 
@@ -101,7 +103,7 @@ export class Accounts {
       .values({ id, name, status: 'active', webhook_secret: this.secrets.seal(webhookSecret), balance_micros: 0, created_at: now })
       .execute();
     if (balanceMicros > 0) await this.ledger.credit(trx, id, balanceMicros, 'topup', 'opening balance');
-    const { row, secret } = await insertKey(trx, id, {}, now);
+    const { row, secret } = await insertKey(trx, id, { name: 'key 1' }, now);
     const account = await trx.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
     return { account: { ...accountView(account), webhookSecret }, apiKey: secret, key: keyView(row) };
   }
@@ -211,23 +213,115 @@ export class Accounts {
     });
   }
 
-  async createKey(accountId: string, opts: { scopes?: string[]; models?: string[] }): Promise<{ key: KeyView; apiKey: string }> {
+  /**
+   * Creates a key. `name` defaults to "key N" (N: the account's keys so far, plus one); `expiresAt`
+   * must be in the future; `budget` limits what the key may spend per period (decision 1902).
+   */
+  async createKey(
+    accountId: string,
+    opts: { name?: string; scopes?: string[]; models?: string[]; expiresAt?: number | null; budget?: KeyBudget | null },
+  ): Promise<{ key: KeyView; apiKey: string }> {
     const scopes = checkScopes(opts.scopes ?? []);
     const models = (opts.models ?? []).map((m) => m.trim()).filter(Boolean);
     // A misspelt name would make a key that can use nothing it was meant for, found out only at createTask.
     const unknown = models.find((m) => !this.isModel(m));
     if (unknown !== undefined) throw Errors.invalid(`models: unknown model ${JSON.stringify(unknown)}; see GET /api/v1/models for the ids`);
+    const name = opts.name === undefined ? undefined : checkKeyName(opts.name);
+    const now = this.clock.now();
+    if (opts.expiresAt != null) checkExpiry(opts.expiresAt, now);
+    if (opts.budget) checkBudget(opts.budget);
     return this.database.tx(async (trx) => {
       await this.row(trx, accountId);
-      const { row, secret } = await insertKey(trx, accountId, { scopes, models }, this.clock.now());
+      const count = await trx
+        .selectFrom('api_keys')
+        .select((eb) => eb.fn.countAll<string | number>().as('n'))
+        .where('account_id', '=', accountId)
+        .executeTakeFirst();
+      const { row, secret } = await insertKey(
+        trx,
+        accountId,
+        { name: name ?? `key ${Number(count?.n ?? 0) + 1}`, scopes, models, expiresAt: opts.expiresAt ?? null, budget: opts.budget ?? null },
+        now,
+      );
       return { key: keyView(row), apiKey: secret };
     });
   }
 
+  /**
+   * Changes a key's name, expiry or budget; `null` removes an expiry or a budget. A budget given
+   * with only one of amount and period keeps the other from the key's current budget. Answers
+   * the key with its spend in the current period.
+   */
+  async updateKey(
+    keyId: string,
+    changes: { name?: string; expiresAt?: number | null; budget?: { micros?: number; period?: KeyBudgetPeriod } | null },
+  ): Promise<KeyView> {
+    const name = changes.name === undefined ? undefined : checkKeyName(changes.name);
+    const now = this.clock.now();
+    if (changes.expiresAt != null) checkExpiry(changes.expiresAt, now);
+    return this.database
+      .tx(async (trx) => {
+        const row = await this.keyRow(trx, keyId);
+        const set: Partial<Pick<ApiKeysTable, 'name' | 'expires_at' | 'budget_micros' | 'budget_period'>> = {};
+        if (name !== undefined) set.name = name;
+        if (changes.expiresAt !== undefined) set.expires_at = changes.expiresAt;
+        if (changes.budget === null) Object.assign(set, { budget_micros: null, budget_period: null });
+        else if (changes.budget !== undefined) {
+          const micros = changes.budget.micros ?? (row.budget_micros == null ? undefined : Number(row.budget_micros));
+          if (micros === undefined) throw Errors.invalid(`budget.amount is required: key ${keyId} has no budget yet (got only a period)`);
+          const budget = { micros, period: changes.budget.period ?? row.budget_period ?? 'total' };
+          checkBudget(budget);
+          Object.assign(set, { budget_micros: budget.micros, budget_period: budget.period });
+        }
+        if (Object.keys(set).length) await trx.updateTable('api_keys').set(set).where('id', '=', keyId).execute();
+        return this.withSpend(trx, await this.keyRow(trx, keyId), now);
+      })
+      .finally(this.accessChanged);
+  }
+
+  /** An account's keys with what each spent in its budget's current period (in total without a budget) and what is left. */
   async listKeys(accountId: string): Promise<KeyView[]> {
-    await this.row(this.database.db, accountId);
-    const rows = await this.database.db.selectFrom('api_keys').selectAll().where('account_id', '=', accountId).orderBy('created_at').execute();
-    return rows.map(keyView);
+    const { db } = this.database;
+    await this.row(db, accountId);
+    const rows = await db.selectFrom('api_keys').selectAll().where('account_id', '=', accountId).orderBy('created_at').orderBy('id').execute();
+    const now = this.clock.now();
+    return Promise.all(rows.map((r) => this.withSpend(db, r, now)));
+  }
+
+  /** The key's view with its spend. */
+  private async withSpend(db: Kysely<DB>, row: ApiKeysTable, now: number): Promise<KeyView> {
+    const budget = budgetOf(row);
+    const spent = await this.ledger.keySpend(db, row.id, budget?.period ?? 'total', now);
+    const remaining = budget ? formatUsd(Math.max(0, budget.micros - spent), 4) : null;
+    return { ...keyView(row), spent: formatUsd(spent, 4), spentMicros: spent, remaining };
+  }
+
+  /**
+   * An operator adjustment (DECISIONS §22): a credit (`amountMicros` > 0) or a debit (< 0) with a
+   * reason, as a ledger entry of kind `adjustment`. A debit larger than the balance is refused
+   * with 409 and changes nothing: the balance never goes below zero.
+   */
+  async adjust(id: string, amountMicros: number, reason: string): Promise<AccountView> {
+    const why = reason.trim();
+    if (!why || why.length > 500) throw Errors.invalid(`reason must be 1 to 500 characters saying why (got ${JSON.stringify(reason)})`);
+    if (!Number.isSafeInteger(amountMicros) || amountMicros === 0) {
+      throw Errors.invalid(`amount must be a non-zero USD amount: positive to credit, negative to debit (got ${formatUsd(amountMicros, 6)})`);
+    }
+    return this.database.tx(async (trx) => {
+      await this.row(trx, id);
+      if (amountMicros > 0) await this.ledger.credit(trx, id, amountMicros, 'adjustment', why);
+      else {
+        const taken = await this.ledger.debitAdjustment(trx, id, -amountMicros, why);
+        if (!taken.ok) {
+          throw Errors.conflict(
+            `amount -${formatUsd(taken.required, 4)} USD would take the balance ${formatUsd(taken.balance, 4)} USD of account ${id} below zero; ` +
+              `debit at most ${formatUsd(taken.balance, 4)} USD`,
+            { balance: formatUsd(taken.balance, 4), required: formatUsd(taken.required, 4), currency: 'USD' },
+          );
+        }
+      }
+      return accountView(await this.row(trx, id));
+    });
   }
 
   /** Revokes a key at once; revoking twice keeps the first time. */
@@ -249,9 +343,36 @@ export class Accounts {
     return this.ledger.entries(this.database.db, accountId);
   }
 
+  private async keyRow(db: Kysely<DB>, keyId: string): Promise<ApiKeysTable> {
+    const row = await db.selectFrom('api_keys').selectAll().where('id', '=', keyId).executeTakeFirst();
+    if (!row) throw Errors.notFound(`no API key ${JSON.stringify(keyId)}`);
+    return row;
+  }
+
   private async row(db: Kysely<DB>, id: string): Promise<Selectable<AccountsTable>> {
     const row = await db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
     if (!row) throw Errors.notFound(`no account ${JSON.stringify(id)}`);
     return row;
   }
+}
+
+/** A key's name: 1 to 100 characters after trimming. */
+function checkKeyName(name: string): string {
+  const trimmed = name.trim();
+  if (!trimmed || trimmed.length > 100) throw Errors.invalid(`name must be 1 to 100 characters (got ${JSON.stringify(name)})`);
+  return trimmed;
+}
+
+function checkExpiry(at: number, now: number): void {
+  if (!Number.isFinite(at) || at <= now) {
+    const shownAt = Number.isFinite(at) ? new Date(at).toISOString() : String(at);
+    throw Errors.invalid(`expiresAt must be a time in the future, such as ${new Date(now + 30 * 86_400_000).toISOString()} (got ${shownAt})`);
+  }
+}
+
+function checkBudget(b: KeyBudget): void {
+  if (!BUDGET_PERIODS.includes(b.period)) {
+    throw Errors.invalid(`budget.period must be one of ${BUDGET_PERIODS.join(', ')} (got ${JSON.stringify(b.period)})`);
+  }
+  if (!Number.isSafeInteger(b.micros) || b.micros < 0) throw Errors.invalid(`budget.amount must be a USD amount of 0 or more (got ${describeBudget(b)})`);
 }

@@ -1,7 +1,9 @@
 import type { ApiDialect, Database } from '../store/index.js';
 import type { Clock } from '../clock.js';
 import { Errors } from '../errors.js';
-import { hashKey, type Scope } from './keys.js';
+import { budgetOf, hashKey, type Scope } from './keys.js';
+import type { KeyBudget } from './budgets.js';
+import type { KeyBudgetPeriod } from '../store/index.js';
 import { precompile } from '../store/index.js';
 import { boundedCache } from '../cache.js';
 
@@ -15,6 +17,8 @@ export interface Principal {
   limits: { write: number | null; read: number | null };
   /** The account's dialect (decision 0402): a task the key creates is fixed in it, or in `kie` under a kie.ai model id. */
   dialect: ApiDialect;
+  /** The key's spend limit (createTask checks it in its transaction), or null. */
+  budget: KeyBudget | null;
 }
 
 const BEARER = /^Bearer +([A-Za-z0-9_-]{1,200}) *$/;
@@ -32,6 +36,9 @@ type KeyRow = {
   rate_write_limit: number | null;
   rate_read_limit: number | null;
   dialect: ApiDialect;
+  expires_at: number | null;
+  budget_micros: number | null;
+  budget_period: KeyBudgetPeriod | null;
 };
 
 /** A looked-up key as the requests of the next moments see it: the row, parsed once, and when it was read. */
@@ -39,11 +46,12 @@ interface CachedKey {
   row: KeyRow;
   scopes: Scope[] | null;
   models: string[] | null;
+  budget: KeyBudget | null;
   readAt: number;
 }
 
 /**
- * Turns an Authorization header into a Principal. Missing, malformed, unknown and revoked keys
+ * Turns an Authorization header into a Principal. Missing, malformed, unknown, revoked and expired keys
  * are 401 (a revoked key is no credential: see docs/decisions/0002); a disabled account or a
  * missing scope is 403 permission_error.
  *
@@ -71,6 +79,9 @@ export class Authenticator {
           'api_keys.scopes',
           'api_keys.models',
           'api_keys.revoked_at',
+          'api_keys.expires_at',
+          'api_keys.budget_micros',
+          'api_keys.budget_period',
           'accounts.status',
           'accounts.rate_write_limit',
           'accounts.rate_read_limit',
@@ -86,8 +97,12 @@ export class Authenticator {
     }
     const m = BEARER.exec(header);
     if (!m) throw Errors.unauthenticated('malformed Authorization header: expected "Bearer <API key>"');
-    const { row, scopes, models } = await this.lookup(m[1]!);
+    const { row, scopes, models, budget } = await this.lookup(m[1]!);
     if (row.revoked_at != null) throw Errors.unauthenticated('this API key has been revoked');
+    // Checked on every request against the clock, so a remembered key expires on time too.
+    if (row.expires_at != null && this.clock.now() >= Number(row.expires_at)) {
+      throw Errors.unauthenticated(`this API key expired at ${new Date(Number(row.expires_at)).toISOString()}; ask the operator for a new key`);
+    }
     if (row.status !== 'active') throw Errors.forbidden(`account ${row.account_id} is disabled; contact the operator`);
     if (scopes && !scopes.includes(scope)) {
       throw Errors.forbidden(`this API key lacks the scope ${scope} (it has: ${scopes.join(', ')})`);
@@ -100,6 +115,7 @@ export class Authenticator {
       models,
       limits: { write: row.rate_write_limit, read: row.rate_read_limit },
       dialect: row.dialect,
+      budget,
     };
   }
 
@@ -122,6 +138,7 @@ export class Authenticator {
       row: row as KeyRow,
       scopes: row.scopes ? (JSON.parse(row.scopes) as Scope[]) : null,
       models: row.models ? (JSON.parse(row.models) as string[]) : null,
+      budget: budgetOf(row as KeyRow),
       readAt: now,
     };
     if (this.cacheMs > 0) this.cache.set(secret, entry);

@@ -1,7 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { DB, ApiKeysTable } from '../store/index.js';
+import type { DB, ApiKeysTable, KeyBudgetPeriod } from '../store/index.js';
+import { formatUsd } from '../billing/index.js';
 import { randomId } from '../ids.js';
+import type { KeyBudget } from './budgets.js';
 
 /** The scopes a key may be limited to (DECISIONS §12). A key with no scopes list may do everything. */
 export const SCOPES = ['tasks:write', 'tasks:read', 'files:write', 'balance:read'] as const;
@@ -11,12 +13,22 @@ export type Scope = (typeof SCOPES)[number];
 export interface KeyView {
   id: string;
   accountId: string;
+  name: string;
   prefix: string;
   scopes: Scope[] | null;
   models: string[] | null;
   createdAt: string;
   revokedAt: string | null;
   lastUsedAt: string | null;
+  /** After this time the key answers 401; null: never. */
+  expiresAt: string | null;
+  /** The spend limit, or null (only the balance limits the key). */
+  budget: { amount: string; amountMicros: number; period: KeyBudgetPeriod } | null;
+  /** Spent in the budget's current period (in total without a budget): charges less their refunds. Only in lists and updates. */
+  spent?: string;
+  spentMicros?: number;
+  /** What the budget still allows in its current period; null without a budget. Only in lists and updates. */
+  remaining?: string | null;
 }
 
 /** A new secret key: `gg_` + 192 random bits in base64url. */
@@ -36,22 +48,34 @@ export function keyView(row: ApiKeysTable): KeyView {
   return {
     id: row.id,
     accountId: row.account_id,
+    name: row.name,
     prefix: row.prefix,
     scopes: row.scopes ? (JSON.parse(row.scopes) as Scope[]) : null,
     models: row.models ? (JSON.parse(row.models) as string[]) : null,
     createdAt: iso(row.created_at)!,
     revokedAt: iso(row.revoked_at),
     lastUsedAt: iso(row.last_used_at),
+    expiresAt: iso(row.expires_at),
+    budget: budgetOf(row) && { amount: formatUsd(Number(row.budget_micros), 4), amountMicros: Number(row.budget_micros), period: row.budget_period! },
   };
 }
 
+/** The key's budget from its row, or null. */
+export function budgetOf(row: Pick<ApiKeysTable, 'budget_micros' | 'budget_period'>): KeyBudget | null {
+  return row.budget_micros == null || row.budget_period == null ? null : { micros: Number(row.budget_micros), period: row.budget_period };
+}
+
+/** What a key is made with besides its account. */
+export interface KeyOptions {
+  name: string;
+  scopes?: Scope[] | null;
+  models?: string[] | null;
+  expiresAt?: number | null;
+  budget?: KeyBudget | null;
+}
+
 /** Inserts a key for the account inside the caller's transaction; returns the row and the secret (shown once). */
-export async function insertKey(
-  trx: Kysely<DB>,
-  accountId: string,
-  opts: { scopes?: Scope[] | null; models?: string[] | null },
-  now: number,
-): Promise<{ row: ApiKeysTable; secret: string }> {
+export async function insertKey(trx: Kysely<DB>, accountId: string, opts: KeyOptions, now: number): Promise<{ row: ApiKeysTable; secret: string }> {
   const secret = newSecret();
   const row: ApiKeysTable = {
     id: randomId('key_', 9),
@@ -63,6 +87,10 @@ export async function insertKey(
     created_at: now,
     revoked_at: null,
     last_used_at: null,
+    name: opts.name,
+    expires_at: opts.expiresAt ?? null,
+    budget_micros: opts.budget?.micros ?? null,
+    budget_period: opts.budget?.period ?? null,
   };
   await trx.insertInto('api_keys').values(row).execute();
   return { row, secret };

@@ -192,12 +192,21 @@ export const Account = z.object({
 export const ApiKey = z.object({
   id: z.string(),
   accountId: z.string(),
+  name: z.string(),
   prefix: z.string(),
   scopes: z.array(z.string()).nullable(),
   models: z.array(z.string()).nullable(),
   createdAt: z.string(),
   revokedAt: z.string().nullable(),
   lastUsedAt: z.string().nullable(),
+  expiresAt: z.string().nullable().describe('ISO 8601; after it the key answers 401. null: never'),
+  budget: z
+    .object({ amount: z.string(), amountMicros: z.number().int(), period: z.enum(['total', 'day', 'month']) })
+    .nullable()
+    .describe('Spend limit per period (day and month in UTC); a createTask past it answers 402. null: only the balance limits the key'),
+  spent: z.string().optional().describe("Charges less their refunds in the budget's current period (in total without a budget); in lists and updates"),
+  spentMicros: z.number().int().optional(),
+  remaining: z.string().nullable().optional().describe('What the budget still allows in its current period; null without a budget'),
 });
 export const LedgerEntry = z.object({
   id: z.number().int(),
@@ -206,6 +215,7 @@ export const LedgerEntry = z.object({
   amountMicros: z.number().int(),
   balanceAfter: z.string(),
   taskId: z.string().nullable(),
+  keyId: z.string().nullable().describe('The key that made the charge of the task (on its charge and refunds)'),
   reason: z.string(),
   createdAt: z.string(),
 });

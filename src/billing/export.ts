@@ -10,6 +10,7 @@ export function entryView(e: LedgerEntry) {
     amountMicros: e.amountMicros,
     balanceAfter: formatUsd(e.balanceAfterMicros, 6),
     taskId: e.taskId,
+    keyId: e.keyId,
     reason: e.reason,
     createdAt: new Date(e.createdAt).toISOString(),
   };

@@ -1,3 +1,4 @@
 export { Ledger, type ChargeResult, type RefundResult, type LedgerEntry } from './ledger.js';
-export { parseUsd, formatUsd, toRub, usdNumber, MICROS_PER_USD } from './money.js';
+export { parseUsd, parseSignedUsd, formatUsd, toRub, usdNumber, MICROS_PER_USD } from './money.js';
 export { entryView, entriesCsv } from './export.js';
+export { periodStart } from './periods.js';

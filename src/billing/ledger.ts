@@ -1,7 +1,8 @@
 import { sql, type Kysely } from 'kysely';
-import type { DB, LedgerKind } from '../store/index.js';
+import type { DB, KeyBudgetPeriod, LedgerKind } from '../store/index.js';
 import type { Clock } from '../clock.js';
 import { insertRow, prepared } from '../store/index.js';
+import { periodStart } from './periods.js';
 
 /** Takes money if the balance covers it; the condition keeps a balance from going below zero. */
 const takeStatement = prepared(2, (db: Kysely<DB>, accountId, amount) =>
@@ -19,6 +20,17 @@ const moveStatement = prepared(2, (db: Kysely<DB>, accountId, delta) =>
     .where('id', '=', accountId)
     .returning('balance_micros'),
 );
+/** Moves a key's spend by `delta` in its running total, the UTC day and the UTC month (one statement; rows made on first use). */
+const spendStatement = prepared(4, (db: Kysely<DB>, keyId, day, month, delta) =>
+  db
+    .insertInto('key_spend')
+    .values([
+      { key_id: keyId, period: 'total', starts_at: 0, spent_micros: delta as unknown as number },
+      { key_id: keyId, period: 'day', starts_at: day as unknown as number, spent_micros: delta as unknown as number },
+      { key_id: keyId, period: 'month', starts_at: month as unknown as number, spent_micros: delta as unknown as number },
+    ])
+    .onConflict((oc) => oc.columns(['key_id', 'period', 'starts_at']).doUpdateSet({ spent_micros: sql`key_spend.spent_micros + excluded.spent_micros` })),
+);
 export type ChargeResult = { ok: true; balanceAfter: number } | { ok: false; balance: number; required: number };
 
 export type RefundResult = { refunded: true; amount: number; balanceAfter: number } | { refunded: false; amount: 0 };
@@ -30,6 +42,8 @@ export interface LedgerEntry {
   amountMicros: number;
   balanceAfterMicros: number;
   taskId: string | null;
+  /** The key that made the task's charge (on the charge and its refunds). */
+  keyId: string | null;
   reason: string;
   createdAt: number;
 }
@@ -43,11 +57,36 @@ export interface LedgerEntry {
 export class Ledger {
   constructor(private readonly clock: Clock) {}
 
-  /** Takes `amount` from the account if the balance covers it; otherwise reports balance and required. */
-  async charge(trx: Kysely<DB>, accountId: string, amount: number, taskId: string | null, reason: string): Promise<ChargeResult> {
+  /** Takes `amount` from the account if the balance covers it; otherwise reports balance and required. `keyId`: the key that asked (its spend). */
+  async charge(trx: Kysely<DB>, accountId: string, amount: number, taskId: string | null, reason: string, keyId: string | null = null): Promise<ChargeResult> {
     const result = await this.take(trx, accountId, amount);
-    if (result.ok) await this.append(trx, accountId, 'charge', -amount, result.balanceAfter, taskId, reason);
+    if (!result.ok) return result;
+    const now = this.clock.now();
+    await this.append(trx, accountId, 'charge', -amount, result.balanceAfter, taskId, reason, keyId, now);
+    if (keyId !== null) await this.spend(trx, keyId, now, amount);
     return result;
+  }
+
+  /**
+   * What the key has spent (micro-USD) in the `period` holding `at`: its charges made in that
+   * period less their refunds, whenever they came (a refund gives the budget back to the period
+   * of its charge). Read inside the caller's transaction after the lock that serialises the key's
+   * creates, it is exact (decision 1902).
+   */
+  async keySpend(db: Kysely<DB>, keyId: string, period: KeyBudgetPeriod, at: number): Promise<number> {
+    const row = await db
+      .selectFrom('key_spend')
+      .select('spent_micros')
+      .where('key_id', '=', keyId)
+      .where('period', '=', period)
+      .where('starts_at', '=', periodStart(period, at))
+      .executeTakeFirst();
+    return row ? Number(row.spent_micros) : 0;
+  }
+
+  /** Moves the key's spend counters for a charge made at `at` (negative `delta`: its refund). */
+  private async spend(trx: Kysely<DB>, keyId: string, at: number, delta: number): Promise<void> {
+    await spendStatement(trx, keyId, periodStart('day', at), periodStart('month', at), delta);
   }
 
   /** Adds money: a top-up, or a positive adjustment. */
@@ -71,7 +110,11 @@ export class Ledger {
    * returns `amount`. A second call of the same kind for the task does nothing.
    */
   async refund(trx: Kysely<DB>, taskId: string, kind: 'refund' | 'partial_refund', reason: string, amount?: number): Promise<RefundResult> {
-    const entries = await trx.selectFrom('ledger_entries').select(['kind', 'amount_micros', 'account_id']).where('task_id', '=', taskId).execute();
+    const entries = await trx
+      .selectFrom('ledger_entries')
+      .select(['kind', 'amount_micros', 'account_id', 'key_id', 'created_at'])
+      .where('task_id', '=', taskId)
+      .execute();
     const charge = entries.find((e) => e.kind === 'charge');
     if (!charge) return { refunded: false, amount: 0 };
     const charged = -Number(charge.amount_micros);
@@ -87,6 +130,7 @@ export class Ledger {
         amount_micros: value,
         balance_after_micros: 0,
         task_id: taskId,
+        key_id: charge.key_id,
         reason,
         created_at: this.clock.now(),
       })
@@ -95,6 +139,7 @@ export class Ledger {
       .executeTakeFirst();
     if (!inserted) return { refunded: false, amount: 0 };
     const balanceAfter = await this.move(trx, charge.account_id, value);
+    if (charge.key_id) await this.spend(trx, charge.key_id, Number(charge.created_at), -value);
     await trx.updateTable('ledger_entries').set({ balance_after_micros: balanceAfter }).where('id', '=', inserted.id).execute();
     return { refunded: true, amount: value, balanceAfter };
   }
@@ -109,6 +154,7 @@ export class Ledger {
       amountMicros: Number(r.amount_micros),
       balanceAfterMicros: Number(r.balance_after_micros),
       taskId: r.task_id,
+      keyId: r.key_id ?? null,
       reason: r.reason,
       createdAt: Number(r.created_at),
     }));
@@ -129,15 +175,26 @@ export class Ledger {
     return Number(row.balance_micros);
   }
 
-  private async append(trx: Kysely<DB>, accountId: string, kind: LedgerKind, amount: number, balanceAfter: number, taskId: string | null, reason: string) {
+  private async append(
+    trx: Kysely<DB>,
+    accountId: string,
+    kind: LedgerKind,
+    amount: number,
+    balanceAfter: number,
+    taskId: string | null,
+    reason: string,
+    keyId: string | null = null,
+    now = this.clock.now(),
+  ) {
     await insertRow(trx, 'ledger_entries', {
       account_id: accountId,
       kind,
       amount_micros: amount,
       balance_after_micros: balanceAfter,
       task_id: taskId,
+      key_id: keyId,
       reason,
-      created_at: this.clock.now(),
+      created_at: now,
     });
   }
 }

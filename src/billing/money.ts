@@ -21,6 +21,17 @@ export function parseUsd(value: unknown): number | null {
   return whole * MICROS_PER_USD + frac;
 }
 
+/** Parses a signed USD amount ("+1.5", "-2", -2, 3): micro-USD, negative for a debit; null if not a plain amount. */
+export function parseSignedUsd(value: unknown): number | null {
+  if (typeof value === 'number') return value < 0 ? negate(parseUsd(-value)) : parseUsd(value);
+  if (typeof value !== 'string') return null;
+  const text = value.trim();
+  if (text.startsWith('-')) return negate(parseUsd(text.slice(1)));
+  return parseUsd(text.startsWith('+') ? text.slice(1) : text);
+}
+
+const negate = (micros: number | null) => (micros === null ? null : -micros);
+
 /** Formats micro-USD as decimal text with `digits` fractional digits, rounding toward zero. */
 export function formatUsd(micros: number, digits: 3 | 4 | 6): string {
   const sign = micros < 0 ? '-' : '';

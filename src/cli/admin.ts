@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
 import type { Core } from '../core.js';
 import { Errors } from '../errors.js';
-import { entriesCsv, entryView, parseUsd } from '../billing/index.js';
-import type { AccountView, KeyView } from '../accounts/index.js';
+import { entriesCsv, entryView, parseSignedUsd, parseUsd } from '../billing/index.js';
+import { BUDGET_PERIODS, parseIsoTime, type AccountView, type KeyView } from '../accounts/index.js';
+import type { KeyBudgetPeriod } from '../store/index.js';
 import type { ModelSwitchView } from '../catalog/index.js';
 
 type Run = (fn: (s: Core) => Promise<void>) => Promise<void>;
@@ -12,6 +13,24 @@ function usd(value: string, flag: string): number {
   const micros = parseUsd(value);
   if (micros === null) throw Errors.invalid(`${flag} must be a USD amount such as 10 or 2.50 (got ${JSON.stringify(value)})`);
   return micros;
+}
+
+/** --expires: an ISO 8601 time, or "never" (only on update: removes the expiry). */
+function expiryValue(value: string | undefined): number | null | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'never') return null;
+  const at = parseIsoTime(value);
+  if (at === null)
+    throw Errors.invalid(`--expires must be an ISO 8601 time with its zone such as 2026-12-31T23:59:59Z, a date, or never (got ${JSON.stringify(value)})`);
+  return at;
+}
+
+function periodValue(value: string | undefined): KeyBudgetPeriod | undefined {
+  if (value === undefined) return undefined;
+  if (!(BUDGET_PERIODS as readonly string[]).includes(value)) {
+    throw Errors.invalid(`--budget-period must be one of ${BUDGET_PERIODS.join(', ')} (got ${JSON.stringify(value)})`);
+  }
+  return value as KeyBudgetPeriod;
 }
 
 function limitValue(value: string | undefined, flag: string): number | null | undefined {
@@ -30,8 +49,13 @@ const list = (v: string | undefined) =>
     : undefined;
 const accountLine = (a: AccountView) =>
   `${a.id}  ${a.status.padEnd(8)}  ${a.balance.padStart(12)} USD  ${a.name}${a.dialect === 'gengate' ? '' : `  (dialect ${a.dialect})`}`;
+const budgetText = (k: KeyView) =>
+  k.budget
+    ? `budget=${k.budget.amount}/${k.budget.period}${k.spent === undefined ? '' : ` spent=${k.spent} remaining=${k.remaining}`}`
+    : `budget=none${k.spent === undefined ? '' : ` spent=${k.spent}`}`;
 const keyLine = (k: KeyView) =>
-  `${k.id}  ${k.prefix}  ${k.revokedAt ? `revoked ${k.revokedAt}` : 'active'}  scopes=${k.scopes?.join(',') ?? 'all'}  models=${k.models?.join(',') ?? 'all'}  last used ${k.lastUsedAt ?? 'never'}`;
+  `${k.id}  ${JSON.stringify(k.name)}  ${k.prefix}  ${k.revokedAt ? `revoked ${k.revokedAt}` : 'active'}  expires ${k.expiresAt ?? 'never'}  ${budgetText(k)}  ` +
+  `scopes=${k.scopes?.join(',') ?? 'all'}  models=${k.models?.join(',') ?? 'all'}  last used ${k.lastUsedAt ?? 'never'}`;
 
 /** The operator commands: account, key, ledger. Each prints one JSON object with --json. */
 export function addAdminCommands(program: Command, run: Run, out: Out) {
@@ -86,6 +110,25 @@ export function addAdminCommands(program: Command, run: Run, out: Out) {
     );
 
   account
+    .command('adjust <id>')
+    .description('credit (+) or debit (-) the account with a reason; a debit never takes the balance below zero')
+    .requiredOption('--amount <usd>', 'signed amount in USD, e.g. +1.5 or -2')
+    .requiredOption('--reason <text>', 'why: shown in the ledger')
+    .option('--json', 'print JSON')
+    .action((id: string, o) =>
+      run(async (s) => {
+        const micros = parseSignedUsd(o.amount);
+        if (micros === null || micros === 0) {
+          throw Errors.invalid(
+            `--amount must be a non-zero USD amount, positive to credit and negative to debit, such as +1.5 or -2 (got ${JSON.stringify(o.amount)})`,
+          );
+        }
+        const a = await s.accounts.adjust(id, micros, o.reason);
+        print(o.json, { account: a }, accountLine(a));
+      }),
+    );
+
+  account
     .command('limits <id>')
     .description("set the per-key rate limits of the account's keys ('default' restores the setting)")
     .option('--write <n>', 'createTask + upload requests per window')
@@ -113,12 +156,18 @@ export function addAdminCommands(program: Command, run: Run, out: Out) {
   key
     .command('create')
     .requiredOption('--account <id>', 'account id')
+    .option('--name <name>', 'a name people recognise (default: "key N")')
     .option('--scopes <list>', 'comma-separated: tasks:write,tasks:read,files:write,balance:read')
     .option('--models <list>', 'comma-separated model allowlist')
+    .option('--expires <time>', 'ISO 8601 time after which the key answers 401')
+    .option('--budget <usd>', 'spend limit in USD per --budget-period')
+    .option('--budget-period <period>', 'total, day or month (days and months in UTC)', 'total')
     .option('--json', 'print JSON')
     .action((o) =>
       run(async (s) => {
-        const r = await s.accounts.createKey(o.account, { scopes: list(o.scopes), models: list(o.models) });
+        const expiresAt = expiryValue(o.expires);
+        const budget = o.budget === undefined ? null : { micros: usd(o.budget, '--budget'), period: periodValue(o.budgetPeriod)! };
+        const r = await s.accounts.createKey(o.account, { name: o.name, scopes: list(o.scopes), models: list(o.models), expiresAt, budget });
         print(o.json, { key: r.key, apiKey: r.apiKey }, `${keyLine(r.key)}\nAPI key (shown once): ${r.apiKey}`);
       }),
     );
@@ -130,6 +179,24 @@ export function addAdminCommands(program: Command, run: Run, out: Out) {
       run(async (s) => {
         const keys = await s.accounts.listKeys(o.account);
         print(o.json, { keys }, keys.map(keyLine).join('\n') || '(no keys)');
+      }),
+    );
+  key
+    .command('update <keyId>')
+    .description("change a key's name, expiry or budget")
+    .option('--name <name>', 'new name')
+    .option('--expires <time>', 'ISO 8601 time, or never to remove the expiry')
+    .option('--budget <usd>', 'spend limit in USD, or none to remove the budget')
+    .option('--budget-period <period>', 'total, day or month (days and months in UTC)')
+    .option('--json', 'print JSON')
+    .action((keyId: string, o) =>
+      run(async (s) => {
+        const period = periodValue(o.budgetPeriod);
+        let budget: { micros?: number; period?: KeyBudgetPeriod } | null | undefined;
+        if (o.budget === 'none') budget = null;
+        else if (o.budget !== undefined || period !== undefined) budget = { micros: o.budget === undefined ? undefined : usd(o.budget, '--budget'), period };
+        const k = await s.accounts.updateKey(keyId, { name: o.name, expiresAt: expiryValue(o.expires), budget });
+        print(o.json, { key: k }, keyLine(k));
       }),
     );
   key

@@ -61,6 +61,7 @@ export function sessionPrincipal(session: SessionInfo, scope: Scope): Principal 
     models: session.models,
     limits: session.limits,
     dialect: session.dialect,
+    budget: session.budget,
   };
 }
 

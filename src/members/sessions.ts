@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { ApiDialect, Database, DB, MemberRole, MemberSessionsTable } from '../store/index.js';
 import { precompile } from '../store/index.js';
 import type { Clock } from '../clock.js';
-import type { Scope } from '../accounts/index.js';
+import { budgetOf, type KeyBudget, type Scope } from '../accounts/index.js';
 import { Errors } from '../errors.js';
 import { randomId } from '../ids.js';
 import { hashToken, newToken } from './tokens.js';
@@ -24,6 +24,8 @@ export interface SessionInfo {
   limits: { write: number | null; read: number | null };
   /** The account's dialect (decision 0402): tasks created in the session are fixed in it. */
   dialect: ApiDialect;
+  /** The budget of the key that opened the session (decision 1902); null for a member's session. */
+  budget: KeyBudget | null;
 }
 
 /** What a member sees of one of their sessions (never the token). */
@@ -95,6 +97,9 @@ export class Sessions {
           'm.role',
           'k.revoked_at as key_revoked_at',
           'k.models',
+          'k.expires_at as key_expires_at',
+          'k.budget_micros',
+          'k.budget_period',
         ])
         .where('s.token_hash', '=', hash),
     );
@@ -134,6 +139,9 @@ export class Sessions {
     if (row.revoked_at != null) throw Errors.unauthenticated(`this session has been revoked: ${again}`);
     if (Number(row.expires_at) <= this.clock.now()) throw Errors.unauthenticated(`this session has expired: ${again}`);
     if (row.key_id != null && row.key_revoked_at != null) throw Errors.unauthenticated(`the API key that opened this session has been revoked: ${again}`);
+    if (row.key_id != null && row.key_expires_at != null && Number(row.key_expires_at) <= this.clock.now()) {
+      throw Errors.unauthenticated(`the API key that opened this session has expired: ${again}`);
+    }
     if (row.member_id != null && row.email == null) throw Errors.unauthenticated(`the member of this session has been removed`);
     if (row.status !== 'active') throw Errors.forbidden(`account ${row.account_id} is disabled; contact the operator`);
     return {
@@ -149,6 +157,7 @@ export class Sessions {
       expiresAt: Number(row.expires_at),
       limits: { write: row.rate_write_limit, read: row.rate_read_limit },
       dialect: row.dialect,
+      budget: budgetOf(row),
     };
   }
 

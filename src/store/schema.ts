@@ -31,7 +31,17 @@ export interface ApiKeysTable {
   created_at: number;
   revoked_at: number | null;
   last_used_at: number | null;
+  /** Shown to people; not unique. */
+  name: string;
+  /** After this time (epoch ms) the key answers 401. */
+  expires_at: number | null;
+  /** The key's spend limit in micro-USD per `budget_period`; null: no limit beyond the balance. */
+  budget_micros: number | null;
+  budget_period: KeyBudgetPeriod | null;
 }
+
+/** The period a key's budget counts over; days and months are UTC (decision 1902). */
+export type KeyBudgetPeriod = 'total' | 'day' | 'month';
 
 export type LedgerKind = 'topup' | 'charge' | 'refund' | 'partial_refund' | 'adjustment';
 
@@ -44,6 +54,17 @@ export interface LedgerTable {
   task_id: string | null;
   reason: string;
   created_at: number;
+  /** The key that made a task's charge, on the charge and its refunds; null on other entries. */
+  key_id: Generated<string | null>;
+}
+
+/** What a key spent (charges less their refunds) in one period: the total (starts_at 0), a UTC day or a UTC month. */
+export interface KeySpendTable {
+  key_id: string;
+  period: KeyBudgetPeriod;
+  /** Epoch ms of the period's start. */
+  starts_at: number;
+  spent_micros: number;
 }
 
 export interface MigrationsTable {
@@ -225,5 +246,6 @@ export interface DB {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   ledger_entries: LedgerTable;
+  key_spend: KeySpendTable;
   gengate_migrations: MigrationsTable;
 }

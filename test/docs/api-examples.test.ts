@@ -13,7 +13,7 @@ import { FAST, settle, resultUrls } from '../tasks/support.js';
  * order, so the examples cannot rot. Placeholders (documented at the top of docs/api.md): the base
  * address http://127.0.0.1:8080, $GENGATE_KEY, $ADMIN_TOKEN, and the example task and file ids,
  * which stand for the task the createTask example creates (and the Suno task id for the one the
- * /generate example creates); upload examples find photo.jpg, clip.mov, clip.mp4 and song.mp3 in the current folder. A JSON block right after an example is
+ * /generate example creates), and the example account and key ids; upload examples find photo.jpg, clip.mov, clip.mp4 and song.mp3 in the current folder. A JSON block right after an example is
  * its documented answer: every key it shows must be in the real answer.
  */
 
@@ -23,6 +23,9 @@ const EXAMPLE_TASK = 'tk_3q2Yc9fK0vQmY1b6M8n3Dg';
 const EXAMPLE_FILE = 'MtN_qNg1qEro-dxG5_WJPQ/video.mp4';
 /** The task the kie.ai Suno `/generate` example creates (its record-info example reads it). */
 const EXAMPLE_SUNO_TASK = 'tk_7Hq2Lm9Xc4Rt0Yp1Ws8Vb3';
+/** The account of $GENGATE_KEY, and another key of it, in the admin examples. */
+const EXAMPLE_ACCOUNT = 'acc_Q7mN2pX4r';
+const EXAMPLE_KEY = 'key_W3kT9vB6h';
 /** Prepended to each example: curl reports the status of every answer after it. */
 const PRELUDE = `curl() { command curl -sS -w '\\n@@status %{http_code}\\n' "$@"; }\n`;
 
@@ -85,7 +88,10 @@ describe('curl examples of the docs run against a live server', () => {
     env.ADMIN_TOKEN = 'admin-token-for-docs-0123';
     s = await startServer('sqlite', { ...FAST, ADMIN_TOKEN: env.ADMIN_TOKEN });
     s.services.engine.start();
-    env.GENGATE_KEY = (await s.account(10)).key;
+    const account = await s.account(10);
+    env.GENGATE_KEY = account.key;
+    ids[EXAMPLE_ACCOUNT] = account.id;
+    ids[EXAMPLE_KEY] = (await s.services.accounts.createKey(account.id, { name: 'docs' })).key.id;
     dir = mkdtempSync(path.join(tmpdir(), 'gengate-docs-'));
     // Upload examples send these files from the current folder (docs/api.md says which exist).
     await makeStill(path.join(dir, 'photo.jpg'));

@@ -10,6 +10,7 @@ import * as m007 from './007_partial_task_indexes.js';
 import * as m008 from './008_dialect.js';
 import * as m009 from './009_task_origin.js';
 import * as m010 from './010_members.js';
+import * as m011 from './011_key_budgets.js';
 
 export interface Migration {
   version: number;
@@ -29,4 +30,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 8, name: 'kie dialect of accounts and tasks', up: m008.up },
   { version: 9, name: 'task origin', up: m009.up },
   { version: 10, name: 'members and sign-in', up: m010.up },
+  { version: 11, name: 'key names, expiry and budgets; the key of each charge', up: m011.up },
 ];
