@@ -14,5 +14,8 @@ export { listTasks, listQuery, parseListQuery } from './tasks/list-tasks.js';
 export { balance, balanceView } from './balance.js';
 export { ADMIN_OPERATIONS, adminBodies, adminIdParams, type AdminOperation, type AdminCall } from './admin.js';
 export { calculatorParams } from './pricing.js';
+export { chatCredit } from './kie/credit.js';
+export { downloadUrl, downloadUrlBody, DOWNLOAD_LINK_MS } from './kie/download-url.js';
+export { KIE_UPLOADS, base64UploadBody, urlUploadBody } from './kie/uploads.js';
 export { callBackUrl } from '../tasks/index.js';
 export * as ReplySchemas from './schemas.js';

@@ -6,7 +6,7 @@ import type { ErrorKind } from '../errors.js';
 import type { Services } from '../services.js';
 
 /** Tags of the OpenAPI document, one per area. */
-export type Tag = 'Tasks' | 'Account' | 'Catalog' | 'Pricing' | 'Files' | 'MCP' | 'Operations' | 'Reference' | 'Admin';
+export type Tag = 'Tasks' | 'Account' | 'Catalog' | 'Pricing' | 'Files' | 'MCP' | 'Operations' | 'Reference' | 'Admin' | 'kie.ai compatibility';
 
 /** One answer: a zod schema (or a named special), whether it is wrapped in the envelope, its media type. */
 export interface Reply {
@@ -40,6 +40,8 @@ export interface Operation {
   headers?: Record<string, z.ZodType>;
   /** 'createTask': one schema per model, selected by `model` (built from the catalog). */
   body?: z.ZodType | 'createTask' | 'jsonrpc' | 'upload';
+  /** Media type of a zod `body`; application/json unless given. */
+  bodyType?: 'multipart/form-data';
   ok: Reply;
   /** Envelope errors besides those every operation of its kind has (see document.ts). */
   errors?: ErrorKind[];

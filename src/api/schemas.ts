@@ -213,3 +213,27 @@ export const Ready = z.object({
   status: z.enum(['ok', 'unavailable']),
   checks: z.object({ database: z.string(), blobs: z.string(), media: z.string() }).describe('"ok" or the reason'),
 });
+
+/** kie.ai's upload answer (POST /api/file-*-upload): the whole body, no GenGate envelope. */
+export const KieUpload = z.object({
+  success: z.literal(true),
+  code: z.literal(200),
+  msg: z.literal('File uploaded successfully'),
+  data: z.object({
+    fileName: z.string().describe('Stored name (sanitised; the extension follows the bytes)'),
+    filePath: z.string().describe('Sanitised uploadPath and fileName: folder/name'),
+    downloadUrl: z.string().describe('The file link, usable in model inputs; kept 24 hours'),
+    fileSize: z.number().int().describe('Bytes stored'),
+    mimeType: z.string(),
+    uploadedAt: z.string().describe('ISO 8601 time of the upload'),
+  }),
+});
+
+/** kie.ai's refusal on the upload endpoints: GenGate's error envelope with `success: false`. */
+export const KieUploadRefusal = z.object({
+  success: z.literal(false),
+  code: z.number().int(),
+  msg: z.string(),
+  data: z.null(),
+  error: z.string(),
+});
