@@ -95,7 +95,8 @@ export const OPERATIONS: Operation[] = [
     id: 'getDownload',
     tag: 'Files',
     summary: 'A file through a download link of POST /api/v1/common/download-url (works 20 minutes)',
-    description: 'No key: the sealed token names the file and when the link stops working. Answers like /files/{id}/{name}; 404 once the link or the file expired.',
+    description:
+      'No key: the sealed token names the file and when the link stops working. Answers like /files/{id}/{name}; 404 once the link or the file expired.',
     params: { token: 'Sealed file id and expiry', name: 'File name' },
     ok: { schema: 'any', type: 'application/octet-stream', description: 'The file; Content-Type follows its bytes' },
     extra: { '206': { description: 'The requested byte range' }, '416': { description: 'Unsatisfiable range' } },

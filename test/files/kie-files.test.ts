@@ -11,7 +11,14 @@ import { startFileHost } from '../fakes/file-host.js';
 type Answer = { status: number; body: any };
 
 /** POSTs a file to /api/file-stream-upload as kie.ai clients do; `after` puts the text fields after the file. */
-async function streamUpload(s: TestServer, key: string | undefined, file: string, name: string, fields: Record<string, string>, after = false): Promise<Answer> {
+async function streamUpload(
+  s: TestServer,
+  key: string | undefined,
+  file: string,
+  name: string,
+  fields: Record<string, string>,
+  after = false,
+): Promise<Answer> {
   const form = new FormData();
   const text = () => Object.entries(fields).forEach(([k, v]) => form.append(k, v));
   if (!after) text();
@@ -140,7 +147,10 @@ describe.each(dialects())('kie.ai file endpoints on %s', (dialect) => {
     const b64 = (await readFile(file)).toString('base64');
     const raw = await s.call('POST', '/api/file-base64-upload', { key, body: { base64Data: b64, uploadPath: 'b64', fileName: 'raw.png' } });
     await servesBack(s, raw, { filePath: 'b64/raw.png', mimeType: 'image/png', file });
-    const dataUrl = await s.call('POST', '/api/file-base64-upload', { key, body: { base64Data: `data:image/png;base64,${b64}`, uploadPath: 'b64', fileName: 'url.png' } });
+    const dataUrl = await s.call('POST', '/api/file-base64-upload', {
+      key,
+      body: { base64Data: `data:image/png;base64,${b64}`, uploadPath: 'b64', fileName: 'url.png' },
+    });
     await servesBack(s, dataUrl, { filePath: 'b64/url.png', mimeType: 'image/png', file });
     // Line breaks (MIME-style base64) are fine; the kind is still decided by the bytes.
     const wrapped = b64.replace(/.{76}/g, '$&\n');
@@ -152,22 +162,37 @@ describe.each(dialects())('kie.ai file endpoints on %s', (dialect) => {
   });
 
   it('file-base64-upload refuses what is not base64, and a missing base64Data, in kie.ai shape', async () => {
-    refusedKie(await s.call('POST', '/api/file-base64-upload', { key, body: { base64Data: 'not base64 at all!', fileName: 'x.png' } }), 400, /^base64Data must be base64/);
+    refusedKie(
+      await s.call('POST', '/api/file-base64-upload', { key, body: { base64Data: 'not base64 at all!', fileName: 'x.png' } }),
+      400,
+      /^base64Data must be base64/,
+    );
     refusedKie(await s.call('POST', '/api/file-base64-upload', { key, body: { base64Data: 'data:image/png,abc' } }), 400, /data: URL must be base64-encoded/);
     refusedKie(await s.call('POST', '/api/file-base64-upload', { key, body: { fileName: 'x.png' } }), 422, /^base64Data is required/);
     refusedKie(await s.call('POST', '/api/file-base64-upload', { key, body: { base64Data: '' } }), 422, /^base64Data is required/);
-    refusedKie(await s.call('POST', '/api/file-base64-upload', { key, body: { base64Data: Buffer.from('plain text, not media').toString('base64') } }), 422, /must be a JPG/);
+    refusedKie(
+      await s.call('POST', '/api/file-base64-upload', { key, body: { base64Data: Buffer.from('plain text, not media').toString('base64') } }),
+      422,
+      /must be a JPG/,
+    );
   });
 
   it('refuses an oversize photo with 422 in kie.ai shape, on all three endpoints, and keeps nothing', async () => {
     const noise = await makeNoise(tmp('noise.png'));
     expect((await stat(noise)).size).toBeGreaterThan(200_000);
-    const before = await s.services.database.db.selectFrom('files').select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const before = await s.services.database.db
+      .selectFrom('files')
+      .select((e) => e.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     const overMsg = /file must be at most 0\.2 MB for a photo \(PNG\)/;
     refusedKie(await streamUpload(s, key, noise, 'noise.png', { uploadPath: 'big' }), 422, overMsg);
     const b64 = (await readFile(noise)).toString('base64');
     refusedKie(await s.call('POST', '/api/file-base64-upload', { key, body: { base64Data: b64, uploadPath: 'big', fileName: 'noise.png' } }), 422, overMsg);
-    refusedKie(await open.call('POST', '/api/file-url-upload', { key: (await open.account(1)).key, body: { fileUrl: host.serve('noise.png', noise) } }), 422, overMsg);
+    refusedKie(
+      await open.call('POST', '/api/file-url-upload', { key: (await open.account(1)).key, body: { fileUrl: host.serve('noise.png', noise) } }),
+      422,
+      overMsg,
+    );
     // /api/v1/files/upload answers the same oversize with the same status.
     const v1 = new FormData();
     v1.append('file', await openAsBlob(noise), 'noise.png');
@@ -175,14 +200,21 @@ describe.each(dialects())('kie.ai file endpoints on %s', (dialect) => {
     expect(plain.status).toBe(422);
     expect(plain.body).toMatchObject({ code: 422, error: 'validation_error' });
     expect(plain.body.msg).toMatch(overMsg);
-    const after = await s.services.database.db.selectFrom('files').select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const after = await s.services.database.db
+      .selectFrom('files')
+      .select((e) => e.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     expect(Number(after.n)).toBe(Number(before.n));
   });
 
   it('file-url-upload refuses a private address unless ALLOW_PRIVATE_NETWORK', async () => {
     const file = await makeStill(tmp('host.jpg'));
     const link = host.serve('host.jpg', file);
-    refusedKie(await s.call('POST', '/api/file-url-upload', { key, body: { fileUrl: link, uploadPath: 'x' } }), 400, /^fileUrl must be a public http\(s\) link: 127\.0\.0\.1 is a private/);
+    refusedKie(
+      await s.call('POST', '/api/file-url-upload', { key, body: { fileUrl: link, uploadPath: 'x' } }),
+      400,
+      /^fileUrl must be a public http\(s\) link: 127\.0\.0\.1 is a private/,
+    );
     refusedKie(await s.call('POST', '/api/file-url-upload', { key, body: { fileUrl: 'file:///etc/passwd' } }), 400, /^fileUrl must be a public http\(s\) link/);
     refusedKie(await s.call('POST', '/api/file-url-upload', { key, body: { uploadPath: 'x' } }), 422, /^fileUrl is required/);
     const other = await open.account(1);
@@ -190,7 +222,11 @@ describe.each(dialects())('kie.ai file endpoints on %s', (dialect) => {
     await servesBack(open, r, { filePath: 'from/url/host.jpg', mimeType: 'image/jpeg', file });
     const named = await open.call('POST', '/api/file-url-upload', { key: other.key, body: { fileUrl: link, fileName: 'given.jpg' } });
     expect(named.body.data.fileName).toBe('given.jpg');
-    refusedKie(await open.call('POST', '/api/file-url-upload', { key: other.key, body: { fileUrl: `${host.base}/missing.jpg` } }), 422, /could not be downloaded: the server answered HTTP 404/);
+    refusedKie(
+      await open.call('POST', '/api/file-url-upload', { key: other.key, body: { fileUrl: `${host.base}/missing.jpg` } }),
+      422,
+      /could not be downloaded: the server answered HTTP 404/,
+    );
   });
 
   it('upload endpoints need a valid key with files:write (refusals in kie.ai shape)', async () => {
@@ -203,7 +239,11 @@ describe.each(dialects())('kie.ai file endpoints on %s', (dialect) => {
     refusedKie(await s.call('POST', '/api/file-base64-upload', { key: readOnly.apiKey, body: { base64Data: 'AAAA' } }), 403, /files:write/);
     refusedKie(await s.call('POST', '/api/file-url-upload', { key: readOnly.apiKey, body: { fileUrl: 'https://example.com/a.png' } }), 403, /files:write/);
     // The write budget of createTask and upload (DECISIONS §13): the same RateLimit headers.
-    const r = await fetch(`${s.url}/api/file-url-upload`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{}' });
+    const r = await fetch(`${s.url}/api/file-url-upload`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(r.headers.get('ratelimit-limit')).toBe(s.config.RATE_LIMIT_WRITE.toString());
   });
 

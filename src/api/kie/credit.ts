@@ -16,7 +16,9 @@ export const chatCredit: KeyedOperation = {
     description: 'The balance of /api/v1/user/balance as a bare number of US dollars (e.g. 12.34): GenGate has no credits. Same key rules and read budget.',
     ok: { schema: z.number().describe('Balance in USD'), envelope: true, description: 'The balance' },
   },
-  handler: (services) => async ({ principal }) => ({
-    text: okJson(JSON.stringify(usdNumber(await services.accounts.balanceMicros(principal.accountId)))),
-  }),
+  handler:
+    (services) =>
+    async ({ principal }) => ({
+      text: okJson(JSON.stringify(usdNumber(await services.accounts.balanceMicros(principal.accountId)))),
+    }),
 };

@@ -46,7 +46,10 @@ export function registerFileRoutes(app: FastifyInstance, services: Services) {
   const serveDownload = async (req: FastifyRequest, reply: FastifyReply) => {
     const { token, name } = req.params as { token: string; name: string };
     const file = await files.openDownload(token, name);
-    if (!file) throw Errors.notFound(`no file at this download link: the link is wrong or expired (download links work 20 minutes; ask POST /api/v1/common/download-url again)`);
+    if (!file)
+      throw Errors.notFound(
+        `no file at this download link: the link is wrong or expired (download links work 20 minutes; ask POST /api/v1/common/download-url again)`,
+      );
     reply.header('cache-control', 'private, no-store');
     return send(req, reply, file.id, name, file);
   };

@@ -9,7 +9,7 @@ import { NetError } from '../../net/index.js';
 import { base64UploadBody, urlUploadBody } from '../../api/index.js';
 import { principalOf, requireKey } from '../auth.js';
 import { errorHandler } from '../errors.js';
-import { clientError, closeAfter, registerMultipart } from './upload.js';
+import { clientError, registerMultipart } from './upload.js';
 
 /** kie.ai's three upload endpoints, at the root of GenGate's address (DECISIONS §18, KIE.md §3). */
 export const KIE_UPLOAD_PATHS = ['/api/file-stream-upload', '/api/file-base64-upload', '/api/file-url-upload'] as const;
@@ -159,7 +159,8 @@ function decodeBase64(text: string): Readable {
 /** A failed download of `fileUrl` as the client's error: an address the guard refuses 400, a file too large or not there 422. */
 function fetchRefusal(e: NetError, url: string, maxBytes: number): AppError {
   if (e.code === 'bad_url' || e.code === 'blocked') return Errors.invalid(`fileUrl must be a public http(s) link: ${e.message} (got ${shown(url)})`);
-  if (e.code === 'too_large') return Errors.uploadRejected(`fileUrl: the file must be at most ${Math.round((maxBytes / 1024 / 1024) * 10) / 10} MB (${e.message})`);
+  if (e.code === 'too_large')
+    return Errors.uploadRejected(`fileUrl: the file must be at most ${Math.round((maxBytes / 1024 / 1024) * 10) / 10} MB (${e.message})`);
   return Errors.uploadRejected(`fileUrl could not be downloaded: ${e.message} (got ${shown(url)})`);
 }
 

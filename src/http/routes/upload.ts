@@ -48,7 +48,7 @@ export async function registerMultipart(scope: FastifyInstance, services: Servic
  * After a refusal the rest of the body is not read: the connection is closed with the answer, so
  * a client sending 1 GB is cut off instead of the server draining it.
  */
-export function closeAfter(reply: FastifyReply): void {
+function closeAfter(reply: FastifyReply): void {
   reply.header('connection', 'close');
 }
 
