@@ -228,12 +228,3 @@ export const KieUpload = z.object({
     uploadedAt: z.string().describe('ISO 8601 time of the upload'),
   }),
 });
-
-/** kie.ai's refusal on the upload endpoints: GenGate's error envelope with `success: false`. */
-export const KieUploadRefusal = z.object({
-  success: z.literal(false),
-  code: z.number().int(),
-  msg: z.string(),
-  data: z.null(),
-  error: z.string(),
-});

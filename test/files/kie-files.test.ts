@@ -238,13 +238,21 @@ describe.each(dialects())('kie.ai file endpoints on %s', (dialect) => {
     refusedKie(await streamUpload(s, readOnly.apiKey, file, 'k.png', { uploadPath: 'x' }), 403, /files:write/);
     refusedKie(await s.call('POST', '/api/file-base64-upload', { key: readOnly.apiKey, body: { base64Data: 'AAAA' } }), 403, /files:write/);
     refusedKie(await s.call('POST', '/api/file-url-upload', { key: readOnly.apiKey, body: { fileUrl: 'https://example.com/a.png' } }), 403, /files:write/);
-    // The write budget of createTask and upload (DECISIONS §13): the same RateLimit headers.
-    const r = await fetch(`${s.url}/api/file-url-upload`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: '{}',
-    });
-    expect(r.headers.get('ratelimit-limit')).toBe(s.config.RATE_LIMIT_WRITE.toString());
+  });
+
+  it('counts each endpoint against the budget of its nearest GenGate endpoint (DECISIONS §13)', async () => {
+    const { key: k } = await s.account(1);
+    const remaining = async (method: string, path: string) =>
+      Number((await s.call(method, path, { key: k, body: method === 'POST' ? {} : undefined })).headers.get('ratelimit-remaining'));
+    // Write budget: the kie.ai uploads and /api/v1/files/upload (and createTask) share one count.
+    const w0 = await remaining('POST', '/api/file-url-upload');
+    expect(await remaining('POST', '/api/v1/files/upload')).toBe(w0 - 1);
+    expect(await remaining('POST', '/api/file-base64-upload')).toBe(w0 - 2);
+    // Read budget: chat/credit and download-url share the count of balance, recordInfo and list.
+    const r0 = await remaining('GET', '/api/v1/user/balance');
+    expect(await remaining('GET', '/api/v1/chat/credit')).toBe(r0 - 1);
+    expect(await remaining('POST', '/api/v1/common/download-url')).toBe(r0 - 2);
+    expect(await remaining('POST', '/api/file-stream-upload')).toBe(w0 - 3);
   });
 
   it('chat/credit answers the balance in USD as a number, with the balance key rules', async () => {

@@ -93,7 +93,7 @@ export function registerKieUploadRoutes(app: FastifyInstance, services: Services
  */
 async function answerStream(services: Services, req: FastifyRequest, reply: FastifyReply) {
   if (!req.isMultipart()) throw Errors.missingField('file', STREAM_HINT);
-  const fields: Record<string, string> = {};
+  const fields = new Map<string, string>();
   let settleName!: { ok: (name: string | undefined) => void; fail: (e: unknown) => void };
   const name = new Promise<string | undefined>((ok, fail) => (settleName = { ok, fail }));
   name.catch(() => {}); // a failed read is reported below; the upload then fails on it
@@ -107,7 +107,7 @@ async function answerStream(services: Services, req: FastifyRequest, reply: Fast
       if (next.done) break;
       const part = next.value;
       if (part.type === 'field') {
-        fields[part.fieldname] = String(part.value);
+        fields.set(part.fieldname, String(part.value));
         continue;
       }
       if (part.fieldname !== 'file' || stored) {
@@ -126,10 +126,10 @@ async function answerStream(services: Services, req: FastifyRequest, reply: Fast
     await stored?.catch(() => {});
     throw clientError(e, reply, STREAM_HINT);
   }
-  settleName.ok(fields.fileName || undefined);
+  settleName.ok(fields.get('fileName') || undefined);
   if (!stored) throw Errors.missingField('file', STREAM_HINT);
   try {
-    return answer(await stored, fields.uploadPath);
+    return answer(await stored, fields.get('uploadPath'));
   } catch (e) {
     throw clientError(e, reply, STREAM_HINT);
   }
