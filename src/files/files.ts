@@ -138,14 +138,14 @@ export class Files {
   }
 
   /** The file of a download link, its expiry the earlier of the file's and the link's; null when the token is not ours, the link expired or the file is gone. */
-  async openDownload(token: string, name: string): Promise<(OpenFile & { id: string }) | null> {
+  async openDownload(token: string, name: string): Promise<OpenFile | null> {
     const plain = this.sealer?.openToken(token);
     const m = plain ? /^([A-Za-z0-9_-]+):([0-9a-z]+)$/.exec(plain) : null;
     if (!m) return null;
     const until = parseInt(m[2]!, 36) * 1000;
     if (until <= this.clock.now()) return null;
     const file = await this.open(m[1]!, name);
-    return file && { ...file, id: m[1]!, expiresAt: Math.min(file.expiresAt, until) };
+    return file && { ...file, expiresAt: Math.min(file.expiresAt, until) };
   }
 
   /** A file that may be served now, or null (unknown, deleted or past its expiry even if not yet swept). */

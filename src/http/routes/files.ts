@@ -40,7 +40,7 @@ export function registerFileRoutes(app: FastifyInstance, services: Services) {
     const { id, name } = req.params as { id: string; name: string };
     const file = await files.open(id, name);
     if (!file) throw Errors.notFound(`no file /files/${id}/${name}: the link is wrong or the file expired (files are kept 24 hours)`);
-    return send(req, reply, id, name, file);
+    return send(req, reply, `/files/${id}/${name}`, name, file);
   };
   // A download link of POST /common/download-url: the sealed token names the file and when the link stops working.
   const serveDownload = async (req: FastifyRequest, reply: FastifyReply) => {
@@ -51,9 +51,10 @@ export function registerFileRoutes(app: FastifyInstance, services: Services) {
         `no file at this download link: the link is wrong or expired (download links work 20 minutes; ask POST /api/v1/common/download-url again)`,
       );
     reply.header('cache-control', 'private, no-store');
-    return send(req, reply, file.id, name, file);
+    return send(req, reply, 'at this download link', name, file);
   };
-  const send = async (req: FastifyRequest, reply: FastifyReply, id: string, name: string, file: OpenFile) => {
+  // `shown` names the link in a 404 (a download link's answer never shows the file's lasting id).
+  const send = async (req: FastifyRequest, reply: FastifyReply, shown: string, name: string, file: OpenFile) => {
     if (signed) {
       const seconds = Math.min(SIGNED_LINK_SECONDS, (file.expiresAt - clock.now()) / 1000);
       const link = await signed(file.blobKey, { expiresInSeconds: seconds, fileName: name, mime: file.mime });
@@ -79,7 +80,7 @@ export function registerFileRoutes(app: FastifyInstance, services: Services) {
       bytes.destroy();
       reply.removeHeader('content-length').removeHeader('content-range').removeHeader('content-disposition').removeHeader('accept-ranges');
       reply.type('application/json; charset=utf-8');
-      throw Errors.notFound(`no file /files/${id}/${name}: its bytes are no longer stored`);
+      throw Errors.notFound(`no file ${shown}: its bytes are no longer stored`);
     }
     return reply.send(bytes);
   };
