@@ -82,7 +82,7 @@ async function assemble(core: Core, opened: Opened, opts: BuildOptions): Promise
   if (redis) await waitReady(redis, 5_000);
   const limits = new RateLimits(config.RATE_LIMIT_WINDOW_SECONDS, redis ?? undefined);
   const blobs = opts.blobs ?? opened.add(await step('file store', () => blobStore(config)), (b) => b.close());
-  const files = new Files(database, blobs, clock, config.PUBLIC_BASE_URL);
+  const files = new Files(database, blobs, clock, config.PUBLIC_BASE_URL, secrets);
   const facts = new UploadFacts(database, clock, config.PUBLIC_BASE_URL);
   const video = {
     maxSide: config.UPLOAD_MAX_VIDEO_SIDE,

@@ -17,5 +17,8 @@ export { balance, balanceView } from './balance.js';
 export { ADMIN_OPERATIONS, adminBodies, adminIdParams, type AdminOperation, type AdminCall } from './admin.js';
 export { calculatorParams } from './pricing.js';
 export { AUTH_OPERATIONS, SESSION_COOKIE, CSRF_HEADER, type AuthOperation, type AuthCall, type AuthAnswer, type SessionNeed } from './auth/index.js';
+export { chatCredit } from './kie/credit.js';
+export { downloadUrl, downloadUrlBody, DOWNLOAD_LINK_MS } from './kie/download-url.js';
+export { KIE_UPLOADS, base64UploadBody, urlUploadBody } from './kie/uploads.js';
 export { callBackUrl } from '../tasks/index.js';
 export * as ReplySchemas from './schemas.js';

@@ -44,6 +44,8 @@ export interface Operation {
   headers?: Record<string, z.ZodType>;
   /** 'createTask': one schema per model, selected by `model` (built from the catalog). */
   body?: z.ZodType | 'createTask' | 'jsonrpc' | 'upload';
+  /** Media type of a zod `body`; application/json unless given. */
+  bodyType?: 'multipart/form-data';
   ok: Reply;
   /** Envelope errors besides those every operation of its kind has (see document.ts). */
   errors?: ErrorKind[];

@@ -10,6 +10,9 @@ import { sunoGenerate } from './kie/generate.js';
 import { createTask } from './tasks/create-task.js';
 import { listTasks } from './tasks/list-tasks.js';
 import { recordInfo } from './tasks/record-info.js';
+import { chatCredit } from './kie/credit.js';
+import { downloadUrl } from './kie/download-url.js';
+import { KIE_UPLOADS } from './kie/uploads.js';
 
 /**
  * Every HTTP operation GenGate serves, in one table: the OpenAPI document is generated from it
@@ -21,7 +24,7 @@ const env = (schema: z.ZodType, description: string): Reply => ({ schema, envelo
 const priceRefusal: Reply = { schema: S.PriceRefusal, description: 'Invalid parameters (whatever ERROR_STYLE is)' };
 
 /** The operations with a handler, served to an API key by REST (http/ mounts them). */
-export const KEYED_OPERATIONS: KeyedOperation[] = [createTask, recordInfo, listTasks, balance, sunoGenerate, sunoRecordInfo];
+export const KEYED_OPERATIONS: KeyedOperation[] = [createTask, recordInfo, listTasks, balance, sunoGenerate, sunoRecordInfo, chatCredit, downloadUrl];
 
 /** Every operation, in the order of the OpenAPI document. */
 export const OPERATIONS: Operation[] = [
@@ -89,6 +92,22 @@ export const OPERATIONS: Operation[] = [
     extra: { '206': { description: 'The requested byte range' }, '416': { description: 'Unsatisfiable range' } },
     errors: ['not_found'],
   },
+  {
+    method: 'get',
+    path: '/files/dl/:token/:name',
+    id: 'getDownload',
+    tag: 'Files',
+    summary: 'A file through a download link of POST /api/v1/common/download-url (works 20 minutes)',
+    description:
+      'No key: the sealed token names the file and when the link stops working. Answers like /files/{id}/{name}; 404 once the link or the file expired.',
+    params: { token: 'Sealed file id and expiry', name: 'File name' },
+    ok: { schema: 'any', type: 'application/octet-stream', description: 'The file; Content-Type follows its bytes' },
+    extra: { '206': { description: 'The requested byte range' }, '416': { description: 'Unsatisfiable range' } },
+    errors: ['not_found'],
+  },
+  chatCredit.spec,
+  ...KIE_UPLOADS,
+  downloadUrl.spec,
   {
     method: 'post',
     path: '/mcp',

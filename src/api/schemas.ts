@@ -270,3 +270,18 @@ export const SunoRecord = z.object({
   errorCode: z.number().int().nullable().describe('The failCode of a failed task'),
   errorMessage: z.string().nullable().describe('The failMsg of a failed task'),
 });
+
+/** kie.ai's upload answer (POST /api/file-*-upload): the whole body, no GenGate envelope. */
+export const KieUpload = z.object({
+  success: z.literal(true),
+  code: z.literal(200),
+  msg: z.literal('File uploaded successfully'),
+  data: z.object({
+    fileName: z.string().describe('Stored name (sanitised; the extension follows the bytes)'),
+    filePath: z.string().describe('Sanitised uploadPath and fileName: folder/name'),
+    downloadUrl: z.string().describe('The file link, usable in model inputs; kept 24 hours'),
+    fileSize: z.number().int().describe('Bytes stored'),
+    mimeType: z.string(),
+    uploadedAt: z.string().describe('ISO 8601 time of the upload'),
+  }),
+});

@@ -26,6 +26,15 @@ export interface OpenFile {
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
+/** Seals and opens the tokens of download links (the secret box: every process has the same key). */
+export interface TokenSealer {
+  sealToken(plain: string): string;
+  openToken(token: string): string | null;
+}
+
+/** Why a link given to POST /common/download-url has no download link. */
+export type OwnedRefusal = 'foreign' | 'unknown';
+
 /**
  * Result and upload files (DECISIONS §9): bytes in the blob store under a random 128-bit id, a
  * row in `files` with the expiry, links `{PUBLIC_BASE_URL}/files/<id>/<name>` that 404 once expired.
@@ -38,6 +47,8 @@ export class Files {
     readonly blobs: BlobStore,
     private readonly clock: Clock,
     private readonly publicBaseUrl: string,
+    /** Needed for download links (`downloadLink`, `openDownload`) only. */
+    private readonly sealer?: TokenSealer,
   ) {
     const { db } = database;
     this.findOpen = precompile(db, 2, (id, name) =>
@@ -96,6 +107,45 @@ export class Files {
     if (!link.startsWith(prefix)) return null;
     const [id, name] = link.slice(prefix.length).split('/');
     return id && name ? id : null;
+  }
+
+  /**
+   * The file behind one of our links if it belongs to `accountId` and has not expired: the id, name and expiry.
+   * 'foreign' for a link that is not one of ours, 'unknown' for one that is but names no live file of the account.
+   */
+  async owned(link: string, accountId: string): Promise<{ id: string; name: string; expiresAt: number } | OwnedRefusal> {
+    const bare = link.split(/[?#]/)[0]!;
+    const id = this.linkId(bare);
+    const name = linkName(bare);
+    if (!id || name === null || bare.slice(`${this.publicBaseUrl}/files/`.length).split('/').length !== 2) return 'foreign';
+    const row = await this.database.db
+      .selectFrom('files')
+      .select(['expires_at', 'deleted_at'])
+      .where('id', '=', id)
+      .where('name', '=', name)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+    if (!row || row.deleted_at !== null || Number(row.expires_at) <= this.clock.now()) return 'unknown';
+    return { id, name, expiresAt: Number(row.expires_at) };
+  }
+
+  /** A link to the bytes of file `id` that works until `until` (ms since epoch): `/files/dl/<sealed id and expiry>/<name>`. */
+  downloadLink(id: string, name: string, until: number): string {
+    if (!this.sealer) throw new Error('download links need the secret box');
+    // Whole seconds in base 36 (rounded down: never longer than asked) keep the token under Fastify's 100-character parameter limit.
+    const token = this.sealer.sealToken(`${id}:${Math.floor(until / 1000).toString(36)}`);
+    return `${this.publicBaseUrl}/files/dl/${token}/${encodeURIComponent(name)}`;
+  }
+
+  /** The file of a download link, its expiry the earlier of the file's and the link's; null when the token is not ours, the link expired or the file is gone. */
+  async openDownload(token: string, name: string): Promise<OpenFile | null> {
+    const plain = this.sealer?.openToken(token);
+    const m = plain ? /^([A-Za-z0-9_-]+):([0-9a-z]+)$/.exec(plain) : null;
+    if (!m) return null;
+    const until = parseInt(m[2]!, 36) * 1000;
+    if (until <= this.clock.now()) return null;
+    const file = await this.open(m[1]!, name);
+    return file && { ...file, expiresAt: Math.min(file.expiresAt, until) };
   }
 
   /** A file that may be served now, or null (unknown, deleted or past its expiry even if not yet swept). */

@@ -54,6 +54,8 @@ class Gate extends Transform {
     this.head = [];
     this.type = sniff(first);
     if (!this.type) throw refusal('unsupported');
+    // The first bytes may already be over the limit of their kind (one large chunk: a decoded base64 slice).
+    if (this.bytes > this.limit()) throw tooLarge(this.type, this.limit());
     this.push(first);
   }
 

@@ -55,15 +55,47 @@ export interface UploadResult {
  */
 export function safeFileName(clientName: string | undefined, ext: string): string {
   const last = (clientName ?? '').split(/[\\/]/).pop() ?? '';
-  const stem = last
+  const stem = safePart(
+    last
+      .normalize('NFKD')
+      .replace(/[\u0300-\u036f]/g, '')
+      .replace(/\.[^.]*$/, ''),
+  );
+  return `${stem || 'upload'}.${ext}`;
+}
+
+/** One sanitised part of a path: the rules of `safeFileName` without the extension; '' when nothing is left. */
+function safePart(part: string): string {
+  return part
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')
-    .replace(/\.[^.]*$/, '')
     .replace(/[^A-Za-z0-9._-]+/g, '-')
     .replace(/^[^A-Za-z0-9]+/, '')
     .replace(/[.-]+$/, '')
     .slice(0, 100);
-  return `${stem || 'upload'}.${ext}`;
+}
+
+/**
+ * A client's folder (kie.ai's `uploadPath`) as a relative path: split at `/` and `\`, `.` and `..`
+ * and empty parts dropped, each part sanitised like a file name, at most 5 parts; '' when nothing is left.
+ */
+export function safeFolder(clientPath: string | undefined): string {
+  return (clientPath ?? '')
+    .split(/[\\/]/)
+    .filter((p) => p !== '.' && p !== '..')
+    .map(safePart)
+    .filter(Boolean)
+    .slice(0, 5)
+    .join('/');
+}
+
+/** An accepted upload with what kie.ai's answer shows besides GenGate's `data`. */
+export interface StoredUpload {
+  result: UploadResult;
+  bytes: number;
+  mime: string;
+  /** When the upload was recorded (ms since epoch). */
+  uploadedAt: number;
 }
 
 /**
@@ -81,6 +113,14 @@ export class Uploads {
 
   /** Receives one file; refusals are 422 `validation_error` naming the reason. */
   async accept(accountId: string, source: Readable, clientName: string | undefined): Promise<UploadResult> {
+    return (await this.store(accountId, source, clientName)).result;
+  }
+
+  /**
+   * `accept` with the stored size, type and time. The client's name may still be coming (a
+   * multipart field after the file): it is awaited once the bytes are in.
+   */
+  async store(accountId: string, source: Readable, clientName: string | undefined | Promise<string | undefined>): Promise<StoredUpload> {
     await mkdir(this.settings.tmpDir, { recursive: true });
     const stem = path.join(this.settings.tmpDir, `upload-${randomBytes(9).toString('base64url')}`);
     const received = `${stem}.in`;
@@ -100,7 +140,7 @@ export class Uploads {
         type = typeOf('mp4');
         file = converted;
       }
-      const name = safeFileName(clientName, type.ext);
+      const name = safeFileName(await clientName, type.ext);
       const stored = await this.files.save(file, name, type.mime, { move: true });
       const now = this.clock.now();
       const seconds = type.kind === 'image' ? null : wholeSeconds(info.durationSeconds);
@@ -123,7 +163,7 @@ export class Uploads {
         await this.files.blobs.delete(stored.blobKey);
         throw e;
       }
-      return {
+      const result: UploadResult = {
         url: this.files.url(stored.id, name),
         fileName: name,
         expiresInDays: 1,
@@ -131,6 +171,7 @@ export class Uploads {
         duration: type.kind === 'image' ? 0 : Math.round(info.durationSeconds * 1000) / 1000,
         seconds: seconds ?? 0,
       };
+      return { result, bytes: stored.bytes, mime: type.mime, uploadedAt: now };
     } finally {
       await Promise.all([rm(received, { force: true }), rm(converted, { force: true })]);
     }
@@ -171,6 +212,12 @@ export class Uploads {
     if (pixels > this.settings.imagePixels) {
       throw Errors.uploadRejected(`file must be a photo of at most ${this.settings.imagePixels} pixels (got ${meta.width}×${meta.height} = ${pixels} pixels)`);
     }
+  }
+
+  /** A fresh temporary file name for bytes on their way to `store` (a download); a leftover is swept like any upload's. */
+  async tempFile(): Promise<string> {
+    await mkdir(this.settings.tmpDir, { recursive: true });
+    return path.join(this.settings.tmpDir, `upload-${randomBytes(9).toString('base64url')}.url`);
   }
 
   /** Removes temporary files a crashed process left behind; best effort. */

@@ -34,30 +34,34 @@ function fromFastify(err: FastifyError, limit: number, contentType: string | und
   return null;
 }
 
-/** Maps any thrown error to the envelope; unexpected errors become a 500 that leaks nothing. */
-export function errorHandler(style: ErrorStyle, bodyLimit: number) {
+/** The body of an error: GenGate's envelope, or kie.ai's upload answer (the envelope with `success: false` first). */
+export type ErrorShape = 'envelope' | 'kie-upload';
+
+/** Maps any thrown error to the envelope (or `shape`); unexpected errors become a 500 that leaks nothing. */
+export function errorHandler(style: ErrorStyle, bodyLimit: number, shape: ErrorShape = 'envelope') {
   return (err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply) => {
     const appErr = err instanceof AppError ? err : fromFastify(err as FastifyError, bodyLimit, req.headers['content-type']);
     if (!appErr && req.raw.aborted) {
       // The client went away mid-body (or was cut for sending it too slowly): no fault of ours, and nobody to answer.
       req.log.info({ code: (err as NodeJS.ErrnoException).code }, 'client went away');
-      return sendError(reply, style, new AppError('invalid_request', 'the request was aborted'));
+      return sendError(reply, style, new AppError('invalid_request', 'the request was aborted'), shape);
     }
     if (!appErr) {
       req.log.error({ err }, 'unhandled error');
-      return sendError(reply, style, new AppError('internal', `internal error; quote request id ${req.id} when reporting it`));
+      return sendError(reply, style, new AppError('internal', `internal error; quote request id ${req.id} when reporting it`), shape);
     }
-    return sendError(reply, style, appErr);
+    return sendError(reply, style, appErr, shape);
   };
 }
 
 /** Sends an AppError as the envelope with its mapped status and headers. */
-export function sendError(reply: FastifyReply, style: ErrorStyle, err: AppError) {
+export function sendError(reply: FastifyReply, style: ErrorStyle, err: AppError, shape: ErrorShape = 'envelope') {
   const [status, type] = statusOf(err.kind, style);
   for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
   // An error is never kept by a cache, whatever the route had set before it failed.
   reply.header('cache-control', 'no-store');
-  return reply.code(status).send(failure(status, type, err.message, err.data));
+  const body = failure(status, type, err.message, err.data);
+  return reply.code(status).send(shape === 'kie-upload' ? { success: false, ...body } : body);
 }
 
 export type { ErrorKind };

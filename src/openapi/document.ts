@@ -102,7 +102,7 @@ function requestBody(op: Operation): Json | undefined {
     };
     return { required: true, content: { 'multipart/form-data': { schema: file } } };
   } else schema = jsonSchema(op.body, 'input');
-  return { required: true, content: { 'application/json': { schema } } };
+  return { required: true, content: { [op.bodyType ?? 'application/json']: { schema } } };
 }
 
 function operation(op: Operation, style: ErrorStyle): Json {
@@ -168,7 +168,9 @@ export function buildDocument(config: Config, catalog: Catalog): Json {
       description: `Pay-per-run generation of images, video and music. Every /api/v1 answer is an envelope {code, msg, data} (plus error on errors) whose code equals the HTTP status; every answer carries x-request-id. Error identifiers here are the ${envelopeNote}.`,
     },
     servers: [{ url: config.PUBLIC_BASE_URL, description: 'API (PUBLIC_BASE_URL)' }],
-    tags: ['Tasks', 'Account', 'Auth', 'Catalog', 'Pricing', 'Files', 'MCP', 'Reference', 'Operations', 'Admin', 'kie.ai compatibility'].map((name) => ({ name })),
+    tags: ['Tasks', 'Account', 'Auth', 'Catalog', 'Pricing', 'Files', 'MCP', 'Reference', 'Operations', 'Admin', 'kie.ai compatibility'].map((name) => ({
+      name,
+    })),
     paths,
     components: {
       securitySchemes: {

@@ -64,6 +64,21 @@ export class SecretBox {
     return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8');
   }
 
+  /** `seal` as a short URL-safe token (the sealed parts joined by '.'): for links handed to clients. */
+  sealToken(plain: string): string {
+    return this.seal(plain).slice(PREFIX.length).replaceAll(':', '.');
+  }
+
+  /** The plain text of a `sealToken` token; null for anything else (made up, tampered, or sealed with a key this process lacks). */
+  openToken(token: string): string | null {
+    if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+){3}$/.test(token)) return null;
+    try {
+      return this.open(PREFIX + token.replaceAll('.', ':'));
+    } catch {
+      return null;
+    }
+  }
+
   /** Whether `stored` should be sealed again: stored unsealed, or sealed with an older key. */
   stale(stored: string): boolean {
     return !stored.startsWith(`${PREFIX}${this.keys.current.id}:`);

@@ -12,7 +12,7 @@ import { FAST, settle, resultUrls } from '../tasks/support.js';
  * Runs every curl example of docs/api.md and docs/operations.md against a live server, in document
  * order, so the examples cannot rot. Placeholders (documented at the top of docs/api.md): the base
  * address http://127.0.0.1:8080, $GENGATE_KEY, $ADMIN_TOKEN, and the example task and file ids,
- * which stand for the task the createTask example creates (and the Suno task id for the one the
+ * which stand for the task the createTask example creates ($FILE_URL: its file's link as the server wrote it; and the Suno task id for the one the
  * /generate example creates), and the example account and key ids; upload examples find photo.jpg, clip.mov, clip.mp4 and song.mp3 in the current folder. A JSON block right after an example is
  * its documented answer: every key it shows must be in the real answer.
  */
@@ -86,7 +86,8 @@ describe('curl examples of the docs run against a live server', () => {
   const ids: Record<string, string> = {};
   beforeAll(async () => {
     env.ADMIN_TOKEN = 'admin-token-for-docs-0123';
-    s = await startServer('sqlite', { ...FAST, ADMIN_TOKEN: env.ADMIN_TOKEN });
+    // ALLOW_PRIVATE_NETWORK: the file-url-upload example fetches a file of this server (127.0.0.1).
+    s = await startServer('sqlite', { ...FAST, ADMIN_TOKEN: env.ADMIN_TOKEN, ALLOW_PRIVATE_NETWORK: 'true' });
     s.services.engine.start();
     const account = await s.account(10);
     env.GENGATE_KEY = account.key;
@@ -127,6 +128,7 @@ describe('curl examples of the docs run against a live server', () => {
         expect(task.state).toBe('success');
         ids[EXAMPLE_TASK] = taskId;
         ids[EXAMPLE_FILE] = new URL(resultUrls(task)[0]!).pathname.replace('/files/', '');
+        env.FILE_URL = resultUrls(task)[0]!; // as the server wrote it (PUBLIC_BASE_URL), for download-url
       }
       if (/-X POST\b[\s\S]*\/api\/v1\/generate\b/.test(script)) {
         // The Suno record-info example reads this task, finished, in place of the example id.

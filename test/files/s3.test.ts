@@ -145,4 +145,26 @@ describe.each(['proxy', 'presigned'])('GenGate on the S3 store, FILE_LINKS=%s', 
     expect(await other.size(row!.blob_key)).toBeNull();
     other.close();
   });
+
+  it('serves a download link of POST /common/download-url; a presigned redirect ends with the link (20 minutes)', async () => {
+    const a = await s.account(1);
+    const t = await settle(s, a.key, await create(s, a.key, 'seedream-flash', { prompt: 'x', output_format: 'jpeg' }));
+    const [link] = resultUrls(t);
+    const dl = (await s.call('POST', '/api/v1/common/download-url', { key: a.key, body: { url: link } })).body.data as string;
+    const original = Buffer.from(await (await fetchFile(s, link!)).arrayBuffer());
+    if (links === 'proxy') {
+      const got = await fetchFile(s, dl);
+      expect(got.status).toBe(200);
+      expect(Buffer.from(await got.arrayBuffer()).equals(original)).toBe(true);
+    } else {
+      const redirect = await fetch(s.url + new URL(dl).pathname, { redirect: 'manual' });
+      expect(redirect.status).toBe(302);
+      const seconds = Number(/X-Amz-Expires=(\d+)&/.exec(redirect.headers.get('location')!)![1]);
+      expect(seconds).toBeGreaterThan(1190);
+      expect(seconds).toBeLessThanOrEqual(1200);
+    }
+    clock.advance(20 * 60_000 + 1);
+    expect((await fetch(s.url + new URL(dl).pathname, { redirect: 'manual' })).status).toBe(404);
+    expect((await fetch(s.url + new URL(link!).pathname, { redirect: 'manual' })).status).toBeLessThan(400);
+  });
 });

@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
 import { Errors } from '../../errors.js';
+import type { OpenFile } from '../../files/index.js';
 
 /** One byte range of `size` from a Range header: [start, end] inclusive, 'unsatisfiable', or null to send everything. */
 export function byteRange(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | null {
@@ -39,6 +40,21 @@ export function registerFileRoutes(app: FastifyInstance, services: Services) {
     const { id, name } = req.params as { id: string; name: string };
     const file = await files.open(id, name);
     if (!file) throw Errors.notFound(`no file /files/${id}/${name}: the link is wrong or the file expired (files are kept 24 hours)`);
+    return send(req, reply, `/files/${id}/${name}`, name, file);
+  };
+  // A download link of POST /common/download-url: the sealed token names the file and when the link stops working.
+  const serveDownload = async (req: FastifyRequest, reply: FastifyReply) => {
+    const { token, name } = req.params as { token: string; name: string };
+    const file = await files.openDownload(token, name);
+    if (!file)
+      throw Errors.notFound(
+        `no file at this download link: the link is wrong or expired (download links work 20 minutes; ask POST /api/v1/common/download-url again)`,
+      );
+    reply.header('cache-control', 'private, no-store');
+    return send(req, reply, 'at this download link', name, file);
+  };
+  // `shown` names the link in a 404 (a download link's answer never shows the file's lasting id).
+  const send = async (req: FastifyRequest, reply: FastifyReply, shown: string, name: string, file: OpenFile) => {
     if (signed) {
       const seconds = Math.min(SIGNED_LINK_SECONDS, (file.expiresAt - clock.now()) / 1000);
       const link = await signed(file.blobKey, { expiresInSeconds: seconds, fileName: name, mime: file.mime });
@@ -47,7 +63,7 @@ export function registerFileRoutes(app: FastifyInstance, services: Services) {
     reply
       .header('accept-ranges', 'bytes')
       .header('content-type', file.mime)
-      .header('cache-control', 'private, max-age=3600')
+      .header('cache-control', reply.getHeader('cache-control') ?? 'private, max-age=3600')
       .header('content-disposition', `inline; filename="${name}"`);
     const range = byteRange(req.headers.range, file.bytes);
     if (range === 'unsatisfiable') {
@@ -64,10 +80,11 @@ export function registerFileRoutes(app: FastifyInstance, services: Services) {
       bytes.destroy();
       reply.removeHeader('content-length').removeHeader('content-range').removeHeader('content-disposition').removeHeader('accept-ranges');
       reply.type('application/json; charset=utf-8');
-      throw Errors.notFound(`no file /files/${id}/${name}: its bytes are no longer stored`);
+      throw Errors.notFound(`no file ${shown}: its bytes are no longer stored`);
     }
     return reply.send(bytes);
   };
   // Fastify answers HEAD from this route too (headers only).
   app.get('/files/:id/:name', serve);
+  app.get('/files/dl/:token/:name', serveDownload);
 }

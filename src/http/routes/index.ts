@@ -8,6 +8,7 @@ import { registerCatalogRoutes } from './catalog.js';
 import { registerPricingRoutes } from './pricing.js';
 import { registerFileRoutes } from './files.js';
 import { registerUploadRoutes } from './upload.js';
+import { KIE_UPLOAD_PATHS, registerKieUploadRoutes } from './kie-upload.js';
 import { registerOpsRoutes } from './ops.js';
 import { registerDocsRoutes, trackRoutes } from './docs.js';
 import { registerMcpRoutes } from './mcp.js';
@@ -18,20 +19,21 @@ import { registerPreflights } from '../cors.js';
 export function registerRoutes(app: FastifyInstance, services: Services) {
   trackRoutes(app); // before any route: lists them for the OpenAPI coverage check
   registerOpsRoutes(app, services);
-  for (const op of KEYED_OPERATIONS) mountKeyed(app, services, op); // createTask, recordInfo, list, balance, kie.ai Suno generate and record-info
+  for (const op of KEYED_OPERATIONS) mountKeyed(app, services, op); // createTask, recordInfo, list, balance, kie.ai's Suno pair, credit and download-url
   registerAuthRoutes(app, services);
   registerAdminRoutes(app, services);
   registerCatalogRoutes(app, services);
   registerPricingRoutes(app, services);
   registerFileRoutes(app, services);
   registerUploadRoutes(app, services);
+  registerKieUploadRoutes(app, services);
   registerDocsRoutes(app, services);
   registerMcpRoutes(app, services);
   registerUpstreamRoutes(app, services);
   // CORS preflights: the keyed API for CORS_ORIGINS, the public reads for every origin (docs/api.md).
   registerPreflights(app, [
     ...KEYED_OPERATIONS.map((op) => ({ path: op.spec.path, kind: 'keyed' as const, methods: op.spec.method.toUpperCase() })),
-    { path: '/api/v1/files/upload', kind: 'keyed', methods: 'POST' },
+    ...['/api/v1/files/upload', ...KIE_UPLOAD_PATHS].map((path) => ({ path, kind: 'keyed' as const, methods: 'POST' })),
     ...['/api/v1/models', '/v1/pricing', '/v1/pricing/calculate', '/openapi.json'].map((path) => ({ path, kind: 'public' as const, methods: 'GET, HEAD' })),
   ]);
 }

@@ -1,0 +1,174 @@
+import { createReadStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Services } from '../../services.js';
+import { AppError, Errors, parseWith, shown } from '../../errors.js';
+import { safeFolder, type StoredUpload } from '../../files/index.js';
+import { NetError } from '../../net/index.js';
+import { base64UploadBody, urlUploadBody } from '../../api/index.js';
+import { principalOf, requireKey } from '../auth.js';
+import { errorHandler } from '../errors.js';
+import { clientError, registerMultipart } from './upload.js';
+
+/** kie.ai's three upload endpoints, at the root of GenGate's address (DECISIONS §18, KIE.md §3). */
+export const KIE_UPLOAD_PATHS = ['/api/file-stream-upload', '/api/file-base64-upload', '/api/file-url-upload'] as const;
+
+const STREAM_HINT = "send multipart/form-data with the file in the field named file, e.g. curl -F 'file=@photo.jpg' -F 'uploadPath=images'";
+/** Whole-transfer deadline of a file-url-upload download. */
+const URL_FETCH_TIMEOUT_MS = 120_000;
+/** JSON bodies are held as one string: never more than this, whatever the upload limits say. */
+const MAX_BASE64_BODY = 384 * 1024 * 1024;
+/** Decoded in slices of this many characters (a multiple of 4), so the bytes never exist as one more copy. */
+const SLICE = 4 * 1024 * 1024;
+
+/** kie.ai's upload answer around a stored upload; `filePath` is the sanitised folder and the stored name. */
+function answer(u: StoredUpload, uploadPath: string | undefined) {
+  const folder = safeFolder(uploadPath);
+  const { fileName, url } = u.result;
+  return {
+    success: true,
+    code: 200,
+    msg: 'File uploaded successfully',
+    data: {
+      fileName,
+      filePath: folder ? `${folder}/${fileName}` : fileName,
+      downloadUrl: url,
+      fileSize: u.bytes,
+      mimeType: u.mime,
+      uploadedAt: new Date(u.uploadedAt).toISOString(),
+    },
+  };
+}
+
+/**
+ * POST /api/file-stream-upload, /api/file-base64-upload and /api/file-url-upload: the upload
+ * service of /api/v1/files/upload (limits, kinds, ownership, 24 hours) with kie.ai's request and
+ * answer shapes; every refusal (the key's included) in kie.ai's shape with `success: false`.
+ */
+export function registerKieUploadRoutes(app: FastifyInstance, services: Services) {
+  const { config } = services;
+  const maxBytes = Math.max(config.UPLOAD_MAX_IMAGE_BYTES, config.UPLOAD_MAX_MEDIA_BYTES);
+  const route = { config: { cors: 'keyed' as const }, preHandler: requireKey(services, 'files:write') };
+  const scoped = (bodyLimit: number, register: (scope: FastifyInstance) => Promise<void> | void) =>
+    app.register(async (scope) => {
+      scope.setErrorHandler(errorHandler(config.ERROR_STYLE, bodyLimit, 'kie-upload'));
+      await register(scope);
+    });
+
+  scoped(config.BODY_LIMIT_BYTES, async (scope) => {
+    await registerMultipart(scope, services);
+    scope.post('/api/file-stream-upload', route, async (req, reply) => answerStream(services, req, reply));
+  });
+
+  const base64Limit = Math.min(MAX_BASE64_BODY, Math.ceil(maxBytes / 3) * 4 + 64 * 1024);
+  scoped(base64Limit, (scope) => {
+    scope.post('/api/file-base64-upload', { ...route, bodyLimit: base64Limit }, async (req) => {
+      const body = parseWith(base64UploadBody, req.body, '');
+      const source = decodeBase64(body.base64Data);
+      return answer(await services.uploads.store(principalOf(req).accountId, source, body.fileName), body.uploadPath);
+    });
+  });
+
+  scoped(config.BODY_LIMIT_BYTES, (scope) => {
+    scope.post('/api/file-url-upload', route, async (req) => {
+      const body = parseWith(urlUploadBody, req.body, '');
+      const tmp = await services.uploads.tempFile();
+      try {
+        await services.guard.download(body.fileUrl, tmp, { maxBytes, timeoutMs: URL_FETCH_TIMEOUT_MS }).catch((e: unknown) => {
+          throw e instanceof NetError ? fetchRefusal(e, body.fileUrl, maxBytes) : e;
+        });
+        const name = body.fileName ?? lastPart(body.fileUrl);
+        return answer(await services.uploads.store(principalOf(req).accountId, createReadStream(tmp), name), body.uploadPath);
+      } finally {
+        await rm(tmp, { force: true });
+      }
+    });
+  });
+}
+
+/**
+ * Reads the multipart parts in order: the file streams into the upload service at once, and the
+ * fields (uploadPath, fileName) may come before or after it; the stored name waits for them.
+ */
+async function answerStream(services: Services, req: FastifyRequest, reply: FastifyReply) {
+  if (!req.isMultipart()) throw Errors.missingField('file', STREAM_HINT);
+  const fields = new Map<string, string>();
+  let settleName!: { ok: (name: string | undefined) => void; fail: (e: unknown) => void };
+  const name = new Promise<string | undefined>((ok, fail) => (settleName = { ok, fail }));
+  name.catch(() => {}); // a failed read is reported below; the upload then fails on it
+  let stored: Promise<StoredUpload> | undefined;
+  // The upload only settles early by failing (it waits for the name), so it races each next part.
+  let failed: Promise<never> | undefined;
+  try {
+    const parts = req.parts()[Symbol.asyncIterator]();
+    for (;;) {
+      const next = await (failed ? Promise.race([parts.next(), failed]) : parts.next());
+      if (next.done) break;
+      const part = next.value;
+      if (part.type === 'field') {
+        fields.set(part.fieldname, String(part.value));
+        continue;
+      }
+      if (part.fieldname !== 'file' || stored) {
+        part.file.resume();
+        throw Errors.missingField('file', `${STREAM_HINT} (got a file in the field ${JSON.stringify(part.fieldname.slice(0, 100))})`);
+      }
+      const given = part.filename;
+      const finalName = name.then((n) => n ?? given);
+      finalName.catch(() => {}); // not awaited when the bytes are refused first
+      stored = services.uploads.store(principalOf(req).accountId, part.file, finalName);
+      failed = stored.then(() => new Promise<never>(() => {}));
+      failed.catch(() => {});
+    }
+  } catch (e) {
+    settleName.fail(e);
+    await stored?.catch(() => {});
+    throw clientError(e, reply, STREAM_HINT);
+  }
+  settleName.ok(fields.get('fileName') || undefined);
+  if (!stored) throw Errors.missingField('file', STREAM_HINT);
+  try {
+    return answer(await stored, fields.get('uploadPath'));
+  } catch (e) {
+    throw clientError(e, reply, STREAM_HINT);
+  }
+}
+
+/** The bytes of `base64Data` (raw base64, or a data: URL with ;base64) as a stream, decoded slice by slice. */
+function decodeBase64(text: string): Readable {
+  let data = text;
+  const head = /^data:([^,]{0,200}),/i.exec(data.slice(0, 256));
+  if (head) {
+    if (!/;base64$/i.test(head[1]!)) throw Errors.invalid(`base64Data: a data: URL must be base64-encoded (data:<type>;base64,...) (got ${shown(head[0])})`);
+    data = data.slice(head[0].length);
+  }
+  if (data === '') throw Errors.missingField('base64Data', 'send the file as base64 text or a data: URL');
+  if (/\s/.test(data)) data = data.replace(/\s+/g, '');
+  if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(data)) {
+    throw Errors.invalid(`base64Data must be base64 text or a data: URL (data:<type>;base64,...) (got ${shown(data.slice(0, 40))})`);
+  }
+  return Readable.from(
+    (function* () {
+      for (let i = 0; i < data.length; i += SLICE) yield Buffer.from(data.slice(i, i + SLICE), 'base64');
+    })(),
+    { objectMode: false },
+  );
+}
+
+/** A failed download of `fileUrl` as the client's error: an address the guard refuses 400, a file too large or not there 422. */
+function fetchRefusal(e: NetError, url: string, maxBytes: number): AppError {
+  if (e.code === 'bad_url' || e.code === 'blocked') return Errors.invalid(`fileUrl must be a public http(s) link: ${e.message} (got ${shown(url)})`);
+  if (e.code === 'too_large')
+    return Errors.uploadRejected(`fileUrl: the file must be at most ${Math.round((maxBytes / 1024 / 1024) * 10) / 10} MB (${e.message})`);
+  return Errors.uploadRejected(`fileUrl could not be downloaded: ${e.message} (got ${shown(url)})`);
+}
+
+/** The last path part of a link, as a name to sanitise; undefined when there is none. */
+function lastPart(url: string): string | undefined {
+  try {
+    return decodeURIComponent(new URL(url).pathname.split('/').pop() ?? '') || undefined;
+  } catch {
+    return undefined;
+  }
+}
