@@ -16,7 +16,8 @@ export type ErrorKind =
   | 'model_disabled'
   | 'not_found'
   | 'request_timeout'
-  | 'headers_too_large';
+  | 'headers_too_large'
+  | 'payments_unavailable';
 
 export type ErrorStyle = 'default' | 'reference';
 
@@ -37,6 +38,7 @@ export const ERROR_TABLE: Record<ErrorKind, Record<ErrorStyle, readonly [number,
   not_found: { default: [404, 'not_found'], reference: [404, 'not_found'] },
   request_timeout: { default: [408, 'request_timeout'], reference: [408, 'request_timeout'] },
   headers_too_large: { default: [431, 'headers_too_large'], reference: [431, 'headers_too_large'] },
+  payments_unavailable: { default: [503, 'service_unavailable'], reference: [503, 'service_unavailable'] },
 };
 
 /** A client-facing error: its kind picks the status, `msg` is shown as is. */
@@ -91,6 +93,7 @@ export const Errors = {
   rateLimited: (msg: string, retryAfterSeconds: number) => new AppError('rate_limited', msg, null, { 'retry-after': String(retryAfterSeconds) }),
   modelDisabled: (model: string) => new AppError('model_disabled', `model ${model} is temporarily disabled by the operator`),
   notFound: (msg: string) => new AppError('not_found', msg),
+  paymentsUnavailable: (msg: string) => new AppError('payments_unavailable', msg),
 };
 
 /** (status, error type) of a kind under a style. */

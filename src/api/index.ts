@@ -12,6 +12,7 @@ export { createTask, idempotencyKey, readIdempotencyKey } from './tasks/create-t
 export { recordInfo, recordInfoQuery, readTaskId } from './tasks/record-info.js';
 export { listTasks, listQuery, parseListQuery } from './tasks/list-tasks.js';
 export { balance, balanceView } from './balance.js';
+export { createTopup, listTopups, topupBody } from './payments.js';
 export { ADMIN_OPERATIONS, adminBodies, adminIdParams, type AdminOperation, type AdminCall } from './admin.js';
 export { calculatorParams } from './pricing.js';
 export { callBackUrl } from '../tasks/index.js';

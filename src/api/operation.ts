@@ -6,7 +6,7 @@ import type { ErrorKind } from '../errors.js';
 import type { Services } from '../services.js';
 
 /** Tags of the OpenAPI document, one per area. */
-export type Tag = 'Tasks' | 'Account' | 'Catalog' | 'Pricing' | 'Files' | 'MCP' | 'Operations' | 'Reference' | 'Admin';
+export type Tag = 'Tasks' | 'Account' | 'Catalog' | 'Pricing' | 'Files' | 'MCP' | 'Operations' | 'Reference' | 'Admin' | 'Payments';
 
 /** One answer: a zod schema (or a named special), whether it is wrapped in the envelope, its media type. */
 export interface Reply {

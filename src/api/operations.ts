@@ -6,6 +6,7 @@ import { calculatorParams } from './pricing.js';
 import * as S from './schemas.js';
 import { createTask } from './tasks/create-task.js';
 import { listTasks } from './tasks/list-tasks.js';
+import { createTopup, listTopups } from './payments.js';
 import { recordInfo } from './tasks/record-info.js';
 
 /**
@@ -18,7 +19,7 @@ const env = (schema: z.ZodType, description: string): Reply => ({ schema, envelo
 const priceRefusal: Reply = { schema: S.PriceRefusal, description: 'Invalid parameters (whatever ERROR_STYLE is)' };
 
 /** The operations with a handler, served to an API key by REST (http/ mounts them). */
-export const KEYED_OPERATIONS: KeyedOperation[] = [createTask, recordInfo, listTasks, balance];
+export const KEYED_OPERATIONS: KeyedOperation[] = [createTask, recordInfo, listTasks, balance, createTopup, listTopups];
 
 /** Every operation, in the order of the OpenAPI document. */
 export const OPERATIONS: Operation[] = [
@@ -174,6 +175,46 @@ export const OPERATIONS: Operation[] = [
     ok: env(z.null(), 'Noted'),
     errors: ['not_found'],
     extra: { '413': { schema: 'any', description: 'The body is larger than 256 KB' } },
+  },
+  createTopup.spec,
+  listTopups.spec,
+  {
+    method: 'get',
+    path: '/topup',
+    id: 'topupPage',
+    tag: 'Payments',
+    summary: 'The top-up page (TOPUP_URL by default; the 402 answer links to it)',
+    description: 'With Stripe: the preset amounts, the range and how to start a checkout. Without: how to ask the operator.',
+    ok: { type: 'text/html', description: 'HTML page' },
+  },
+  {
+    method: 'get',
+    path: '/topup/success',
+    id: 'topupSuccessPage',
+    tag: 'Payments',
+    summary: "Where Stripe Checkout sends the payer after paying; it credits nothing (the webhook does)",
+    ok: { type: 'text/html', description: 'HTML page' },
+  },
+  {
+    method: 'get',
+    path: '/topup/cancel',
+    id: 'topupCancelPage',
+    tag: 'Payments',
+    summary: 'Where Stripe Checkout sends a payer who did not pay',
+    ok: { type: 'text/html', description: 'HTML page' },
+  },
+  {
+    method: 'post',
+    path: '/stripe/webhook',
+    id: 'stripeWebhook',
+    tag: 'Payments',
+    summary: "Stripe's signed events (registered when STRIPE_SECRET_KEY is set)",
+    description:
+      'The endpoint to register in Stripe for checkout.session.completed, checkout.session.async_payment_succeeded, charge.refunded and charge.dispute.created. The raw body is verified against the Stripe-Signature header with STRIPE_WEBHOOK_SECRET; each event is applied exactly once. See docs/payments.md.',
+    when: (c) => !!c.STRIPE_SECRET_KEY,
+    body: z.unknown(),
+    ok: { schema: z.object({ received: z.literal(true), outcome: z.string() }), description: 'Received (whatever it changed)' },
+    extra: { '400': { schema: 'any', description: 'The signature does not verify (forged, altered or older than 5 minutes); nothing written' } },
   },
   ...ADMIN_OPERATIONS.map((op) => op.spec),
 ];

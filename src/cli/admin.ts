@@ -101,7 +101,7 @@ export function addAdminCommands(program: Command, run: Run, out: Out) {
   key
     .command('create')
     .requiredOption('--account <id>', 'account id')
-    .option('--scopes <list>', 'comma-separated: tasks:write,tasks:read,files:write,balance:read')
+    .option('--scopes <list>', 'comma-separated: tasks:write,tasks:read,files:write,balance:read,billing')
     .option('--models <list>', 'comma-separated model allowlist')
     .option('--json', 'print JSON')
     .action((o) =>

@@ -7,6 +7,7 @@ import * as m004 from './004_callbacks_models.js';
 import * as m005 from './005_upstream_routes.js';
 import * as m006 from './006_active_due.js';
 import * as m007 from './007_partial_task_indexes.js';
+import * as m012 from './012_topups.js';
 
 export interface Migration {
   version: number;
@@ -23,4 +24,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 5, name: 'upstream routes', up: m005.up },
   { version: 6, name: 'index of active tasks by due time', up: m006.up },
   { version: 7, name: 'partial task indexes', up: m007.up },
+  { version: 12, name: 'card top-ups', up: m012.up },
 ];
