@@ -41,7 +41,10 @@ export const configSchema = z
       .string()
       .regex(/^(sk|rk)_(test|live)_[A-Za-z0-9]+$/, 'must be a Stripe secret or restricted key (sk_live_..., sk_test_..., rk_...)')
       .optional(),
-    STRIPE_WEBHOOK_SECRET: z.string().regex(/^whsec_[A-Za-z0-9+/=]+$/, 'must be the signing secret of the webhook endpoint (whsec_...)').optional(),
+    STRIPE_WEBHOOK_SECRET: z
+      .string()
+      .regex(/^whsec_[A-Za-z0-9+/=]+$/, 'must be the signing secret of the webhook endpoint (whsec_...)')
+      .optional(),
     STRIPE_API_BASE: httpUrl.optional(),
     TOPUP_PRESETS: z
       .string()

@@ -192,7 +192,7 @@ export const OPERATIONS: Operation[] = [
     path: '/topup/success',
     id: 'topupSuccessPage',
     tag: 'Payments',
-    summary: "Where Stripe Checkout sends the payer after paying; it credits nothing (the webhook does)",
+    summary: 'Where Stripe Checkout sends the payer after paying; it credits nothing (the webhook does)',
     ok: { type: 'text/html', description: 'HTML page' },
   },
   {

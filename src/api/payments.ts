@@ -3,7 +3,10 @@ import { readTopupAmount } from '../payments/index.js';
 import { Errors } from '../errors.js';
 import type { KeyedOperation } from './operation.js';
 
-const usd4 = z.string().regex(/^\d+\.\d{4}$/).describe('USD with 4 decimals, e.g. "12.3400"');
+const usd4 = z
+  .string()
+  .regex(/^\d+\.\d{4}$/)
+  .describe('USD with 4 decimals, e.g. "12.3400"');
 
 /** POST /api/v1/topups body: the amount in USD (whole cents, from TOPUP_MIN to TOPUP_MAX). */
 export const topupBody = z.object({
@@ -70,7 +73,8 @@ export const createTopup: KeyedOperation = {
   handler: (services) => {
     const { topups } = services.payments;
     return async ({ principal, body }) => {
-      if (!topups.enabled) throw Errors.notFound('card top-ups are not enabled on this server (STRIPE_SECRET_KEY is not set); ask the operator to top up your account');
+      if (!topups.enabled)
+        throw Errors.notFound('card top-ups are not enabled on this server (STRIPE_SECRET_KEY is not set); ask the operator to top up your account');
       const amount = readTopupAmount((body as { amount?: unknown } | null)?.amount, topups.amounts);
       const started = await topups.start(principal.accountId, amount);
       return { data: started };

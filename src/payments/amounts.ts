@@ -17,7 +17,10 @@ export function topupAmounts(config: Pick<Config, 'TOPUP_PRESETS' | 'TOPUP_MIN' 
   return { presets: config.TOPUP_PRESETS.split(',').map(micros), min: micros(config.TOPUP_MIN), max: micros(config.TOPUP_MAX) };
 }
 
-const usd = (micros: number) => formatUsd(micros, 4).replace(/\.?0+$/, '').replace(/\.(\d)$/, '.$10');
+const usd = (micros: number) =>
+  formatUsd(micros, 4)
+    .replace(/\.?0+$/, '')
+    .replace(/\.(\d)$/, '.$10');
 
 /** Reads `amount` of a top-up request: USD in whole cents from TOPUP_MIN to TOPUP_MAX; the refusal names the field, the range and what was sent. */
 export function readTopupAmount(value: unknown, amounts: TopupAmounts): number {

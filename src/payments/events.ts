@@ -6,15 +6,7 @@ import { MICROS_PER_CENT } from './amounts.js';
 import type { Stripe } from './stripe.js';
 
 /** What one webhook event did; the endpoint answers 200 with it (Stripe only needs the 2xx). */
-export type EventOutcome =
-  | 'credited'
-  | 'already_credited'
-  | 'not_paid'
-  | 'unknown_session'
-  | 'reversal_applied'
-  | 'reversal_waiting'
-  | 'duplicate'
-  | 'ignored';
+export type EventOutcome = 'credited' | 'already_credited' | 'not_paid' | 'unknown_session' | 'reversal_applied' | 'reversal_waiting' | 'duplicate' | 'ignored';
 
 type Reversal = { kind: 'refund'; chargeId: string; refundedCents: number } | { kind: 'dispute'; disputeId: string; cents: number };
 
@@ -87,7 +79,13 @@ export class StripeEvents {
       }
       await this.ledger.credit(trx, row.account_id, micros, 'topup', `card top-up ${row.id} (Stripe Checkout ${session.id}, event ${eventId})`);
       if (intent) {
-        const waiting = await trx.selectFrom('topup_reversals').selectAll().where('payment_intent', '=', intent).where('applied', '=', 0).orderBy('created_at').execute();
+        const waiting = await trx
+          .selectFrom('topup_reversals')
+          .selectAll()
+          .where('payment_intent', '=', intent)
+          .where('applied', '=', 0)
+          .orderBy('created_at')
+          .execute();
         for (const r of waiting) await this.apply(trx, r, row.id, row.account_id);
       }
       return 'credited';
@@ -136,7 +134,12 @@ export class StripeEvents {
         .returning('id')
         .executeTakeFirst();
       if (!inserted) return 'duplicate';
-      const topup = await trx.selectFrom('topups').select(['id', 'account_id']).where('payment_intent', '=', intent).where('status', '=', 'paid').executeTakeFirst();
+      const topup = await trx
+        .selectFrom('topups')
+        .select(['id', 'account_id'])
+        .where('payment_intent', '=', intent)
+        .where('status', '=', 'paid')
+        .executeTakeFirst();
       if (!topup) return 'reversal_waiting';
       await this.apply(trx, row, topup.id, topup.account_id);
       return 'reversal_applied';

@@ -128,7 +128,16 @@ export const refunded = (s: FakeSession, refundedCents: number, opts: { id?: str
 export const disputed = (s: FakeSession, cents: number, disputeId = `dp_test_${Math.random().toString(36).slice(2, 10)}`, opts: { id?: string } = {}) =>
   event(
     'charge.dispute.created',
-    { id: disputeId, object: 'dispute', amount: cents, currency: 'usd', charge: s.chargeId, payment_intent: s.paymentIntent, status: 'needs_response', reason: 'fraudulent' },
+    {
+      id: disputeId,
+      object: 'dispute',
+      amount: cents,
+      currency: 'usd',
+      charge: s.chargeId,
+      payment_intent: s.paymentIntent,
+      status: 'needs_response',
+      reason: 'fraudulent',
+    },
     opts,
   );
 
@@ -144,7 +153,11 @@ export async function deliver(baseUrl: string, evt: Record<string, unknown> | { 
   const { body, signature } = 'signature' in evt && 'body' in evt ? (evt as { body: string; signature: string }) : signed(evt);
   const res = await fetch(`${baseUrl}/stripe/webhook`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json; charset=utf-8', 'stripe-signature': signature, 'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)' },
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      'stripe-signature': signature,
+      'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)',
+    },
     body,
   });
   const text = await res.text();

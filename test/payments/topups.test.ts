@@ -83,7 +83,8 @@ describe.each(dialects())('card top-ups through Stripe Checkout (%s)', (dialect)
       expect(r.status, String(amount)).toBe(status);
       expect(r.body.msg).toContain(text);
     }
-    for (const preset of ['10', '25', '100', 5, 500]) expect((await s.call('POST', '/api/v1/topups', { key: a.key, body: { amount: preset } })).status).toBe(200);
+    for (const preset of ['10', '25', '100', 5, 500])
+      expect((await s.call('POST', '/api/v1/topups', { key: a.key, body: { amount: preset } })).status).toBe(200);
     expect(stripe.calls.length - before).toBe(5);
     const rows = await s.services.database.db.selectFrom('topups').select('amount_micros').where('account_id', '=', a.id).execute();
     expect(rows.map((r) => Number(r.amount_micros)).sort((x, y) => x - y)).toEqual([5, 10, 25, 100, 500].map((v) => v * USD));
@@ -294,7 +295,11 @@ describe.each(dialects())('top-ups without Stripe (%s)', (dialect) => {
 
 describe('top-up settings', () => {
   it('TOPUP_URL replaces the page in the 402 answer; the Stripe page lists the presets', async () => {
-    const s = await startServer('sqlite', { TOPUP_URL: 'https://pay.example.com/gengate', STRIPE_SECRET_KEY: SECRET_KEY, STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET });
+    const s = await startServer('sqlite', {
+      TOPUP_URL: 'https://pay.example.com/gengate',
+      STRIPE_SECRET_KEY: SECRET_KEY,
+      STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
+    });
     try {
       const a = await s.account(0);
       const r = await s.call('POST', '/api/v1/jobs/createTask', { key: a.key, body: { model: 'seedream-flash', input: { prompt: 'a cat' } } });
