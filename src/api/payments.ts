@@ -23,7 +23,7 @@ const topupFields = {
   id: z.string(),
   amount: usd4,
   currency: z.literal('USD'),
-  status: z.enum(['pending', 'paid']),
+  status: z.enum(['pending', 'paid', 'expired']).describe('pending until Stripe confirms the payment; expired when the checkout ran out unpaid'),
   paid: usd4.describe('Credited to the balance (the amount Stripe collected)'),
   refunded: usd4,
   disputed: usd4,

@@ -6,7 +6,8 @@ import { MICROS_PER_CENT } from './amounts.js';
 import type { Stripe } from './stripe.js';
 
 /** What one webhook event did; the endpoint answers 200 with it (Stripe only needs the 2xx). */
-export type EventOutcome = 'credited' | 'already_credited' | 'not_paid' | 'unknown_session' | 'reversal_applied' | 'reversal_waiting' | 'duplicate' | 'ignored';
+export type EventOutcome =
+  'credited' | 'already_credited' | 'expired' | 'not_paid' | 'unknown_session' | 'reversal_applied' | 'reversal_waiting' | 'duplicate' | 'ignored';
 
 type Reversal = { kind: 'refund'; chargeId: string; refundedCents: number } | { kind: 'dispute'; disputeId: string; cents: number };
 
@@ -39,6 +40,8 @@ export class StripeEvents {
       case 'checkout.session.completed':
       case 'checkout.session.async_payment_succeeded':
         return this.completed(event.data.object, event.id);
+      case 'checkout.session.expired':
+        return this.expired(event.data.object);
       case 'charge.refunded': {
         const charge = event.data.object;
         const intent = idOf(charge.payment_intent);
@@ -69,7 +72,8 @@ export class StripeEvents {
       const row = await trx
         .updateTable('topups')
         .set({ status: 'paid', paid_micros: micros, payment_intent: intent, paid_at: now, session_id: session.id })
-        .where('status', '=', 'pending')
+        // An expired session cannot be paid, but an expiry that overtook its completion must not cost the payer.
+        .where('status', 'in', ['pending', 'expired'])
         .where((eb) => eb.or([eb('session_id', '=', session.id), eb.and([eb('session_id', 'is', null), eb('id', '=', ref)])]))
         .returning(['id', 'account_id'])
         .executeTakeFirst();
@@ -90,6 +94,22 @@ export class StripeEvents {
       }
       return 'credited';
     });
+  }
+
+  /** Marks a session that was never paid as expired (the list shows it); a paid one stays paid. */
+  private async expired(session: Stripe.Checkout.Session): Promise<EventOutcome> {
+    const done = await this.database.tx(
+      (trx) =>
+        trx
+          .updateTable('topups')
+          .set({ status: 'expired' })
+          .where('session_id', '=', session.id)
+          .where('status', '=', 'pending')
+          .returning('id')
+          .executeTakeFirst(),
+      { atomic: false },
+    );
+    return done ? 'expired' : 'ignored';
   }
 
   /** Records a refund or dispute once (by its key) and debits the account if its top-up is credited. */

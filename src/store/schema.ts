@@ -145,7 +145,7 @@ export interface ModelSwitchesTable {
   updated_at: number;
 }
 
-export type TopupStatus = 'pending' | 'paid';
+export type TopupStatus = 'pending' | 'paid' | 'expired';
 
 /** A card top-up: one Stripe Checkout Session (decision 1904). */
 export interface TopupsTable {

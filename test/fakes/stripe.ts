@@ -169,3 +169,6 @@ export async function deliver(baseUrl: string, evt: Record<string, unknown> | { 
   }
   return { status: res.status, body: parsed };
 }
+
+/** checkout.session.expired: the payer never paid within the session's lifetime. */
+export const expired = (s: FakeSession) => event('checkout.session.expired', { ...sessionObject(s, 'unpaid'), status: 'expired', payment_intent: null });

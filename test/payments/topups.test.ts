@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { expectLedgerInvariant } from '../tasks/support.js';
-import { SECRET_KEY, WEBHOOK_SECRET, completed, deliver, disputed, refunded, signed, startFakeStripe } from '../fakes/stripe.js';
+import { SECRET_KEY, WEBHOOK_SECRET, completed, deliver, disputed, expired, refunded, signed, startFakeStripe } from '../fakes/stripe.js';
 
 const ADMIN = 'admin-token-for-topup-tests';
 const USD = 1_000_000;
@@ -255,6 +255,18 @@ describe.each(dialects())('card top-ups through Stripe Checkout (%s)', (dialect)
       ['adjustment', -10 * USD],
     ]);
     await expectLedgerInvariant(s.services.database);
+  });
+
+  it('an expired checkout shows as expired and credits nothing; an expiry after the payment changes nothing', async () => {
+    const c = await checkout(0, '10');
+    expect((await deliver(s.url, expired(c.session))).body.outcome).toBe('expired');
+    expect((await s.call('GET', '/api/v1/topups', { key: c.key })).body.data[0]).toMatchObject({ status: 'expired', paid: '0.0000' });
+    expect(await balance(c.id)).toBe(0);
+    // Had the completion been overtaken by the expiry, the payer still gets the credit.
+    expect((await deliver(s.url, completed(c.session))).body.outcome).toBe('credited');
+    expect((await deliver(s.url, expired(c.session))).body.outcome).toBe('ignored');
+    expect((await s.call('GET', '/api/v1/topups', { key: c.key })).body.data[0]).toMatchObject({ status: 'paid', paid: '10.0000' });
+    expect(await balance(c.id)).toBe(10 * USD);
   });
 
   it('ignores events about sessions and charges it did not create, and event types it does not handle', async () => {

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import { failure } from '../../api/index.js';
 import { cancelPage, ForgedEvent, successPage, topupPage } from '../../payments/index.js';
 import type { Services } from '../../services.js';
+import { limitPublic } from '../limits.js';
 
 /** Largest webhook body accepted; Stripe's events are a few KB. */
 export const WEBHOOK_MAX_BYTES = 1024 * 1024;
@@ -17,9 +18,11 @@ export function registerPaymentRoutes(app: FastifyInstance, services: Services) 
   const { config, payments } = services;
   const facts = { enabled: payments.enabled, amounts: payments.topups.amounts, publicBaseUrl: config.PUBLIC_BASE_URL };
   const page = topupPage(facts);
-  app.get('/topup', async (_req, reply) => reply.type(html).send(page));
-  app.get('/topup/success', async (_req, reply) => reply.type(html).send(successPage()));
-  app.get('/topup/cancel', async (_req, reply) => reply.type(html).send(cancelPage(config.TOPUP_URL)));
+  // Public pages, limited per client address like every public read; the webhook is not (Stripe retries a refusal, and a forged call is refused before any work).
+  const limited = { onRequest: limitPublic(services) };
+  app.get('/topup', limited, async (_req, reply) => reply.type(html).send(page));
+  app.get('/topup/success', limited, async (_req, reply) => reply.type(html).send(successPage()));
+  app.get('/topup/cancel', limited, async (_req, reply) => reply.type(html).send(cancelPage(config.TOPUP_URL)));
   if (!config.STRIPE_SECRET_KEY) return;
 
   app.register(async (scope) => {
