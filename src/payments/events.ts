@@ -66,6 +66,9 @@ export class StripeEvents {
     const micros = session.amount_total * MICROS_PER_CENT;
     const intent = idOf(session.payment_intent);
     const ref = session.client_reference_id ?? '';
+    // Stripe's retries and duplicate deliveries of a credited session need no write transaction (nor wait for the lock).
+    const seen = await this.database.db.selectFrom('topups').select('status').where('session_id', '=', session.id).executeTakeFirst();
+    if (seen?.status === 'paid') return 'already_credited';
     return this.database.tx(async (trx) => {
       if (intent) await this.database.lock(trx, lockName(intent));
       const now = this.clock.now();

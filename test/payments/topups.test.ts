@@ -46,6 +46,9 @@ describe.each(dialects())('card top-ups through Stripe Checkout (%s)', (dialect)
     expect(r.status).toBe(200);
     expect(r.body.data).toMatchObject({ topupId: expect.stringMatching(/^tu_/), sessionId: expect.stringMatching(/^cs_test_/) });
     expect(r.body.data.checkoutUrl).toBe(`${stripe.url}/pay/${r.body.data.sessionId}`);
+    const call = stripe.calls.at(-1)!;
+    expect(call.headers.authorization).toBe(`Bearer ${SECRET_KEY}`);
+    expect(call.headers['idempotency-key']).toBe(`gengate-topup-${r.body.data.topupId}`);
     const form = stripe.session(r.body.data.sessionId).form;
     expect(Object.fromEntries(form)).toMatchObject({
       mode: 'payment',
