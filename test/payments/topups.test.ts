@@ -191,6 +191,22 @@ describe.each(dialects())('card top-ups through Stripe Checkout (%s)', (dialect)
     await expectLedgerInvariant(s.services.database);
   });
 
+  it('a completion and a refund of one payment arriving together, many times, end the same as one after the other', async () => {
+    const c = await checkout(0, '30');
+    const credit = signed(completed(c.session));
+    const refund = signed(refunded(c.session, 1000));
+    const outcomes = await Promise.all(Array.from({ length: 10 }, (_, i) => deliver(s.url, i % 2 ? refund : credit)));
+    expect(outcomes.map((o) => o.status)).toEqual(Array(10).fill(200));
+    expect(outcomes.filter((o) => o.body.outcome === 'credited')).toHaveLength(1);
+    expect(outcomes.filter((o) => ['reversal_applied', 'reversal_waiting'].includes(o.body.outcome))).toHaveLength(1);
+    expect(await balance(c.id)).toBe(20 * USD);
+    expect((await ledger(c.id)).map((e) => [e.kind, e.amountMicros])).toEqual([
+      ['topup', 30 * USD],
+      ['adjustment', -10 * USD],
+    ]);
+    await expectLedgerInvariant(s.services.database);
+  });
+
   it('a refund debits the account as an adjustment; its replays and older totals add nothing', async () => {
     const c = await checkout(0, '25');
     await deliver(s.url, completed(c.session));
@@ -270,6 +286,14 @@ describe.each(dialects())('card top-ups through Stripe Checkout (%s)', (dialect)
     expect((await deliver(s.url, expired(c.session))).body.outcome).toBe('ignored');
     expect((await s.call('GET', '/api/v1/topups', { key: c.key })).body.data[0]).toMatchObject({ status: 'paid', paid: '10.0000' });
     expect(await balance(c.id)).toBe(10 * USD);
+  });
+
+  it('the OpenAPI document shows the payment operations, the webhook included', async () => {
+    const doc = (await s.call('GET', '/openapi.json')).body;
+    expect(doc.paths['/api/v1/topups'].post).toMatchObject({ operationId: 'createTopup', tags: ['Payments'] });
+    expect(doc.paths['/api/v1/topups'].get).toMatchObject({ operationId: 'listTopups', tags: ['Payments'] });
+    expect(doc.paths['/stripe/webhook'].post).toMatchObject({ operationId: 'stripeWebhook', tags: ['Payments'] });
+    expect(doc.paths['/admin/v1/topups'].get).toMatchObject({ operationId: 'adminListTopups' });
   });
 
   it('ignores events about sessions and charges it did not create, and event types it does not handle', async () => {
