@@ -38,6 +38,22 @@ export const configSchema = z
     USD_RUB_RATE: z.coerce.number().positive().max(1_000_000).default(90).describe('a positive number of RUB per USD'),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     TOPUP_URL: httpUrl.optional(),
+    STRIPE_SECRET_KEY: z
+      .string()
+      .regex(/^(sk|rk)_(test|live)_[A-Za-z0-9]+$/, 'must be a Stripe secret or restricted key (sk_live_..., sk_test_..., rk_...)')
+      .optional(),
+    STRIPE_WEBHOOK_SECRET: z
+      .string()
+      .regex(/^whsec_[A-Za-z0-9+/=]+$/, 'must be the signing secret of the webhook endpoint (whsec_...)')
+      .optional(),
+    STRIPE_API_BASE: httpUrl.optional(),
+    TOPUP_PRESETS: z
+      .string()
+      .regex(/^\d+(\.\d{1,2})?(,\d+(\.\d{1,2})?)*$/, 'must be comma-separated USD amounts such as 10,25,100')
+      .default('10,25,100')
+      .describe('comma-separated USD amounts such as 10,25,100'),
+    TOPUP_MIN: z.coerce.number().min(0.5).max(1_000_000).default(5).describe('a USD amount from 0.5 to 1000000'),
+    TOPUP_MAX: z.coerce.number().min(0.5).max(1_000_000).default(1000).describe('a USD amount from 0.5 to 1000000'),
     BODY_LIMIT_BYTES: z.coerce
       .number()
       .int()
@@ -204,6 +220,17 @@ export const configSchema = z
       c.HTTP_REQUEST_TIMEOUT_MS === 0 || c.HTTP_REQUEST_TIMEOUT_MS >= c.HTTP_HEADERS_TIMEOUT_MS,
       'HTTP_REQUEST_TIMEOUT_MS',
       'must be 0 (off) or at least HTTP_HEADERS_TIMEOUT_MS (the headers are part of the request)',
+    );
+    need(
+      !c.STRIPE_SECRET_KEY || !!c.STRIPE_WEBHOOK_SECRET,
+      'STRIPE_WEBHOOK_SECRET',
+      'is required when STRIPE_SECRET_KEY is set (top-ups are credited only from signed webhook events)',
+    );
+    need(c.TOPUP_MIN <= c.TOPUP_MAX, 'TOPUP_MAX', `must be at least TOPUP_MIN (${c.TOPUP_MIN})`);
+    need(
+      c.TOPUP_PRESETS.split(',').every((p) => Number(p) >= c.TOPUP_MIN && Number(p) <= c.TOPUP_MAX),
+      'TOPUP_PRESETS',
+      `every preset must lie from TOPUP_MIN to TOPUP_MAX (${c.TOPUP_MIN} to ${c.TOPUP_MAX} USD)`,
     );
     need(
       c.ROLE !== 'worker' || c.RUN_ENGINE,

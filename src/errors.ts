@@ -17,7 +17,8 @@ export type ErrorKind =
   | 'not_found'
   | 'request_timeout'
   | 'headers_too_large'
-  | 'conflict';
+  | 'conflict'
+  | 'payments_unavailable';
 
 export type ErrorStyle = 'default' | 'reference';
 
@@ -39,6 +40,7 @@ export const ERROR_TABLE: Record<ErrorKind, Record<ErrorStyle, readonly [number,
   request_timeout: { default: [408, 'request_timeout'], reference: [408, 'request_timeout'] },
   headers_too_large: { default: [431, 'headers_too_large'], reference: [431, 'headers_too_large'] },
   conflict: { default: [409, 'conflict'], reference: [409, 'conflict'] },
+  payments_unavailable: { default: [503, 'service_unavailable'], reference: [503, 'service_unavailable'] },
 };
 
 /** A client-facing error: its kind picks the status, `msg` is shown as is. */
@@ -95,6 +97,7 @@ export const Errors = {
   notFound: (msg: string) => new AppError('not_found', msg),
   /** The request is valid but the state of what it names refuses it (an operator debit larger than the balance). */
   conflict: (msg: string, data: unknown = null) => new AppError('conflict', msg, data),
+  paymentsUnavailable: (msg: string) => new AppError('payments_unavailable', msg),
 };
 
 /** (status, error type) of a kind under a style. */

@@ -15,6 +15,7 @@ import { NetGuard } from './net/index.js';
 import { configureMedia, setBinary } from './media/index.js';
 import { CallbackWorker, callbackUrlCheck, retryDelays } from './callbacks/index.js';
 import { buildContentCheck, type ContentCheck } from './moderation/index.js';
+import { buildPayments, type Payments } from './payments/index.js';
 
 export { StartError, type Core } from './core.js';
 
@@ -42,6 +43,8 @@ export interface Services extends Core {
   routeHealth: RouteHealth;
   /** The content check of createTask and its image classifier pool (worker threads). */
   moderation: ContentCheck;
+  /** Card top-ups through Stripe Checkout and the webhook that credits them (decision 1904). */
+  payments: Payments;
 }
 
 /** What buildServices may be given instead of what the settings say (tests), and whether to build the upstream routes. */
@@ -158,7 +161,8 @@ async function assemble(core: Core, opened: Opened, opts: BuildOptions): Promise
   // Registered last, so they stop first: nothing is started here, `gengate serve` (or a test) starts them.
   opened.add(callbacks, (c) => c.stop());
   opened.add(engine, (e) => e.stop());
-  return { ...core, limits, redis, files, facts, uploads, tasks, engine, metrics, guard, callbacks, wakeups, routeHealth, moderation };
+  const payments = buildPayments(config, database, ledger, clock);
+  return { ...core, limits, redis, files, facts, uploads, tasks, engine, metrics, guard, callbacks, wakeups, routeHealth, moderation, payments };
 }
 
 /** One Backend per upstream route of the catalog; loaded only by processes that run the engine. A missing credential is a ConfigError. */

@@ -5,8 +5,11 @@ import { formatUsd } from '../billing/index.js';
 import { randomId } from '../ids.js';
 import type { KeyBudget } from './budgets.js';
 
-/** The scopes a key may be limited to (DECISIONS §12). A key with no scopes list may do everything. */
-export const SCOPES = ['tasks:write', 'tasks:read', 'files:write', 'balance:read'] as const;
+/**
+ * The scopes a key may be limited to (DECISIONS §12; `billing`: start card top-ups, decision 1904).
+ * A key with no scopes list may do everything.
+ */
+export const SCOPES = ['tasks:write', 'tasks:read', 'files:write', 'balance:read', 'billing'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /** What an operator sees of a key; never the key itself or its hash. */

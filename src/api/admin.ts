@@ -6,6 +6,7 @@ import { parseWith, type ErrorKind } from '../errors.js';
 import type { Services } from '../services.js';
 import type { Answer, Operation, Reply } from './operation.js';
 import * as S from './schemas.js';
+import { AdminTopups, adminTopupsQuery } from './payments.js';
 
 const usd = z
   .union([z.string(), z.number()])
@@ -160,6 +161,17 @@ export const ADMIN_OPERATIONS: AdminOperation[] = [
       const body = parseWith(adminBodies.topup, call.body, '');
       return data(s.accounts.topup(id(call), parseUsd(body.amount)!, body.note ?? ''));
     },
+  ),
+  op(
+    {
+      method: 'get',
+      path: '/admin/v1/topups',
+      id: 'adminListTopups',
+      summary: 'Card top-ups with their refunds, disputes and unpaid remainders (decision 1904)',
+      query: adminTopupsQuery,
+      ok: env(AdminTopups, 'Top-ups, newest first (at most 100), the unpaid total and reversals waiting for their top-up'),
+    },
+    (s, call) => data(s.payments.topups.listAll(parseWith(adminTopupsQuery, call.query, '').accountId)),
   ),
   op(
     {

@@ -14,6 +14,7 @@ export { listTasks, listQuery, parseListQuery } from './tasks/list-tasks.js';
 export { sunoGenerate } from './kie/generate.js';
 export { sunoRecordInfo } from './kie/generate-record-info.js';
 export { balance, balanceView } from './balance.js';
+export { createTopup, listTopups, topupBody } from './payments.js';
 export { ADMIN_OPERATIONS, adminBodies, adminIdParams, type AdminOperation, type AdminCall } from './admin.js';
 export { calculatorParams } from './pricing.js';
 export { AUTH_OPERATIONS, SESSION_COOKIE, CSRF_HEADER, type AuthOperation, type AuthCall, type AuthAnswer, type SessionNeed } from './auth/index.js';

@@ -9,6 +9,7 @@ const GROUP_OF_SCOPE: Record<Scope, 'write' | 'read'> = {
   'files:write': 'write',
   'tasks:read': 'read',
   'balance:read': 'read',
+  billing: 'write',
 };
 
 const WHAT: Record<LimitGroup, string> = {

@@ -9,6 +9,7 @@ import { sunoRecordInfo } from './kie/generate-record-info.js';
 import { sunoGenerate } from './kie/generate.js';
 import { createTask } from './tasks/create-task.js';
 import { listTasks } from './tasks/list-tasks.js';
+import { createTopup, listTopups } from './payments.js';
 import { recordInfo } from './tasks/record-info.js';
 import { chatCredit } from './kie/credit.js';
 import { downloadUrl } from './kie/download-url.js';
@@ -24,7 +25,18 @@ const env = (schema: z.ZodType, description: string): Reply => ({ schema, envelo
 const priceRefusal: Reply = { schema: S.PriceRefusal, description: 'Invalid parameters (whatever ERROR_STYLE is)' };
 
 /** The operations with a handler, served to an API key by REST (http/ mounts them). */
-export const KEYED_OPERATIONS: KeyedOperation[] = [createTask, recordInfo, listTasks, balance, sunoGenerate, sunoRecordInfo, chatCredit, downloadUrl];
+export const KEYED_OPERATIONS: KeyedOperation[] = [
+  createTask,
+  recordInfo,
+  listTasks,
+  balance,
+  sunoGenerate,
+  sunoRecordInfo,
+  chatCredit,
+  downloadUrl,
+  createTopup,
+  listTopups,
+];
 
 /** Every operation, in the order of the OpenAPI document. */
 export const OPERATIONS: Operation[] = [
@@ -200,5 +212,45 @@ export const OPERATIONS: Operation[] = [
   sunoGenerate.spec,
   sunoRecordInfo.spec,
   ...AUTH_OPERATIONS.map((op) => op.spec),
+  createTopup.spec,
+  listTopups.spec,
+  {
+    method: 'get',
+    path: '/topup',
+    id: 'topupPage',
+    tag: 'Payments',
+    summary: 'The top-up page (TOPUP_URL by default; the 402 answer links to it)',
+    description: 'With Stripe: the preset amounts, the range and how to start a checkout. Without: how to ask the operator.',
+    ok: { type: 'text/html', description: 'HTML page' },
+  },
+  {
+    method: 'get',
+    path: '/topup/success',
+    id: 'topupSuccessPage',
+    tag: 'Payments',
+    summary: 'Where Stripe Checkout sends the payer after paying; it credits nothing (the webhook does)',
+    ok: { type: 'text/html', description: 'HTML page' },
+  },
+  {
+    method: 'get',
+    path: '/topup/cancel',
+    id: 'topupCancelPage',
+    tag: 'Payments',
+    summary: 'Where Stripe Checkout sends a payer who did not pay',
+    ok: { type: 'text/html', description: 'HTML page' },
+  },
+  {
+    method: 'post',
+    path: '/stripe/webhook',
+    id: 'stripeWebhook',
+    tag: 'Payments',
+    summary: "Stripe's signed events (registered when STRIPE_SECRET_KEY is set)",
+    description:
+      'The endpoint to register in Stripe for checkout.session.completed, checkout.session.async_payment_succeeded, charge.refunded and charge.dispute.created. The raw body is verified against the Stripe-Signature header with STRIPE_WEBHOOK_SECRET; each event is applied exactly once. See docs/payments.md.',
+    when: (c) => !!c.STRIPE_SECRET_KEY,
+    body: z.unknown(),
+    ok: { schema: z.object({ received: z.literal(true), outcome: z.string() }), description: 'Received (whatever it changed)' },
+    extra: { '400': { schema: 'any', description: 'The signature does not verify (forged, altered or older than 5 minutes); nothing written' } },
+  },
   ...ADMIN_OPERATIONS.map((op) => op.spec),
 ];

@@ -105,6 +105,25 @@ export class Ledger {
   }
 
   /**
+   * Removes as much of `amount` as the balance holds, as an adjustment (a card payment taken back
+   * by a refund or dispute): never below zero. Returns what was taken; the rest is the caller's
+   * unpaid remainder. A concurrent charge between the read and the conditional update is met by
+   * reading again.
+   */
+  async debitUpTo(trx: Kysely<DB>, accountId: string, amount: number, reason: string): Promise<{ taken: number; balanceAfter: number }> {
+    assertAmount(amount);
+    for (;;) {
+      const current = await trx.selectFrom('accounts').select('balance_micros').where('id', '=', accountId).executeTakeFirst();
+      if (!current) throw new Error(`no account ${accountId}`);
+      const balance = Number(current.balance_micros);
+      const want = Math.min(amount, balance);
+      if (want === 0) return { taken: 0, balanceAfter: balance };
+      const result = await this.debitAdjustment(trx, accountId, want, reason);
+      if (result.ok) return { taken: want, balanceAfter: result.balanceAfter };
+    }
+  }
+
+  /**
    * Returns money charged for a task, at most once per task and kind: `refund` returns what is
    * left of the charge (the whole of it unless a partial refund came first); `partial_refund`
    * returns `amount`. A second call of the same kind for the task does nothing.

@@ -232,11 +232,43 @@ export interface PasswordResetsTable {
   used_at: number | null;
 }
 
+export type TopupStatus = 'pending' | 'paid' | 'expired';
+
+/** A card top-up: one Stripe Checkout Session (decision 1904). */
+export interface TopupsTable {
+  id: string;
+  account_id: string;
+  amount_micros: number;
+  status: TopupStatus;
+  session_id: string | null;
+  payment_intent: string | null;
+  paid_micros: number;
+  created_at: number;
+  paid_at: number | null;
+}
+
+/** A Stripe refund or dispute of a top-up; `topup_id` null and `applied` 0 until the top-up is credited. */
+export interface TopupReversalsTable {
+  id: string;
+  payment_intent: string;
+  topup_id: string | null;
+  kind: 'refund' | 'dispute';
+  amount_micros: number;
+  debited_micros: number;
+  unpaid_micros: number;
+  applied: number;
+  event_id: string;
+  created_at: number;
+  applied_at: number | null;
+}
+
 export interface DB {
   members: MembersTable;
   member_sessions: MemberSessionsTable;
   member_invites: MemberInvitesTable;
   password_resets: PasswordResetsTable;
+  topups: TopupsTable;
+  topup_reversals: TopupReversalsTable;
   tasks: TasksTable;
   task_events: TaskEventsTable;
   idempotency_keys: IdempotencyKeysTable;

@@ -13,6 +13,7 @@ import { registerOpsRoutes } from './ops.js';
 import { registerDocsRoutes, trackRoutes } from './docs.js';
 import { registerMcpRoutes } from './mcp.js';
 import { registerUpstreamRoutes } from './upstream.js';
+import { registerPaymentRoutes } from './payments.js';
 import { registerPreflights } from '../cors.js';
 
 /** Every route area; each registers its own paths, and the keyed api/ operations are mounted as they are. */
@@ -30,10 +31,18 @@ export function registerRoutes(app: FastifyInstance, services: Services) {
   registerDocsRoutes(app, services);
   registerMcpRoutes(app, services);
   registerUpstreamRoutes(app, services);
+  registerPaymentRoutes(app, services);
   // CORS preflights: the keyed API for CORS_ORIGINS, the public reads for every origin (docs/api.md).
   registerPreflights(app, [
-    ...KEYED_OPERATIONS.map((op) => ({ path: op.spec.path, kind: 'keyed' as const, methods: op.spec.method.toUpperCase() })),
+    ...keyedPreflights(),
     ...['/api/v1/files/upload', ...KIE_UPLOAD_PATHS].map((path) => ({ path, kind: 'keyed' as const, methods: 'POST' })),
     ...['/api/v1/models', '/v1/pricing', '/v1/pricing/calculate', '/openapi.json'].map((path) => ({ path, kind: 'public' as const, methods: 'GET, HEAD' })),
   ]);
+}
+
+/** One preflight per keyed path, allowing every method registered on it (GET and POST /api/v1/topups share one). */
+function keyedPreflights() {
+  const methods = new Map<string, string[]>();
+  for (const op of KEYED_OPERATIONS) methods.set(op.spec.path, [...(methods.get(op.spec.path) ?? []), op.spec.method.toUpperCase()]);
+  return [...methods].map(([path, list]) => ({ path, kind: 'keyed' as const, methods: list.join(', ') }));
 }

@@ -11,6 +11,7 @@ import * as m008 from './008_dialect.js';
 import * as m009 from './009_task_origin.js';
 import * as m010 from './010_members.js';
 import * as m011 from './011_key_budgets.js';
+import * as m012 from './012_topups.js';
 
 export interface Migration {
   version: number;
@@ -31,4 +32,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 9, name: 'task origin', up: m009.up },
   { version: 10, name: 'members and sign-in', up: m010.up },
   { version: 11, name: 'key names, expiry and budgets; the key of each charge', up: m011.up },
+  { version: 12, name: 'card top-ups', up: m012.up },
 ];

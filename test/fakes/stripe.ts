@@ -1,0 +1,174 @@
+import Stripe from 'stripe';
+import { startFake } from './base.js';
+
+/** The webhook signing secret the tests give GenGate (STRIPE_WEBHOOK_SECRET). */
+export const WEBHOOK_SECRET = 'whsec_testsecretforgengate0000000000';
+export const SECRET_KEY = 'sk_test_gengatefake000000000000';
+
+/** A Checkout Session as the fake keeps it. */
+export interface FakeSession {
+  id: string;
+  amountCents: number;
+  clientReferenceId: string | null;
+  metadata: Record<string, string>;
+  paymentIntent: string;
+  chargeId: string;
+  form: URLSearchParams;
+}
+
+// Only used for its webhook helpers (signing test events); it never calls anything.
+const signer = new Stripe(SECRET_KEY);
+
+/**
+ * The part of Stripe's API GenGate calls: POST /v1/checkout/sessions (form-encoded, as the `stripe`
+ * package sends it). Sessions are kept so a test can make the events Stripe would send about them,
+ * signed with the package's own test-header helper. `failNext` answers the next creations 500.
+ */
+export async function startFakeStripe() {
+  const sessions = new Map<string, FakeSession>();
+  let n = 0;
+  let failing = 0;
+  const fake = await startFake((call, base) => {
+    if (call.method === 'POST' && call.path === '/v1/checkout/sessions') {
+      if (failing > 0) {
+        failing--;
+        return { status: 500, json: { error: { type: 'api_error', message: 'fake Stripe is down' } } };
+      }
+      if (call.headers.authorization !== `Bearer ${SECRET_KEY}`) return { status: 401, json: { error: { type: 'invalid_request_error', message: 'bad key' } } };
+      const form = new URLSearchParams(call.text);
+      n++;
+      const id = `cs_test_${n}_${Math.random().toString(36).slice(2, 10)}`;
+      const amountCents = Number(form.get('line_items[0][price_data][unit_amount]')) * Number(form.get('line_items[0][quantity]'));
+      const metadata: Record<string, string> = {};
+      for (const [k, v] of form) {
+        const m = /^metadata\[(.+)\]$/.exec(k);
+        if (m) metadata[m[1]!] = v;
+      }
+      const session: FakeSession = {
+        id,
+        amountCents,
+        clientReferenceId: form.get('client_reference_id'),
+        metadata,
+        paymentIntent: `pi_test_${n}`,
+        chargeId: `ch_test_${n}`,
+        form,
+      };
+      sessions.set(id, session);
+      return { status: 200, json: { ...sessionObject(session, 'unpaid'), payment_intent: null, url: `${base}/pay/${id}` } };
+    }
+    return { status: 404, json: { error: { type: 'invalid_request_error', message: `no route ${call.method} ${call.path}` } } };
+  });
+  return {
+    ...fake,
+    sessions,
+    failNext(times = 1) {
+      failing = times;
+    },
+    session(id: string): FakeSession {
+      const s = sessions.get(id);
+      if (!s) throw new Error(`no session ${id}`);
+      return s;
+    },
+  };
+}
+
+let eventSeq = 0;
+
+/** A Stripe event around `object`; `created` in seconds (a late event is an old one delivered now). */
+export function event(type: string, object: Record<string, unknown>, opts: { id?: string; created?: number } = {}): Record<string, unknown> {
+  return {
+    id: opts.id ?? `evt_test_${++eventSeq}_${Math.random().toString(36).slice(2, 8)}`,
+    object: 'event',
+    api_version: '2025-01-01',
+    created: opts.created ?? Math.floor(Date.now() / 1000),
+    livemode: false,
+    pending_webhooks: 1,
+    request: { id: null, idempotency_key: null },
+    type,
+    data: { object },
+  };
+}
+
+export function sessionObject(s: FakeSession, paymentStatus: 'paid' | 'unpaid', amountCents = s.amountCents) {
+  return {
+    id: s.id,
+    object: 'checkout.session',
+    mode: 'payment',
+    status: paymentStatus === 'paid' ? 'complete' : 'open',
+    payment_status: paymentStatus,
+    amount_total: amountCents,
+    amount_subtotal: amountCents,
+    currency: 'usd',
+    client_reference_id: s.clientReferenceId,
+    metadata: s.metadata,
+    payment_intent: s.paymentIntent,
+  };
+}
+
+export const completed = (s: FakeSession, opts: { paymentStatus?: 'paid' | 'unpaid'; amountCents?: number; id?: string; created?: number } = {}) =>
+  event('checkout.session.completed', sessionObject(s, opts.paymentStatus ?? 'paid', opts.amountCents), opts);
+
+/** charge.refunded: `refundedCents` is the charge's refunded total so far, as Stripe sends it. */
+export const refunded = (s: FakeSession, refundedCents: number, opts: { id?: string; created?: number } = {}) =>
+  event(
+    'charge.refunded',
+    {
+      id: s.chargeId,
+      object: 'charge',
+      amount: s.amountCents,
+      amount_refunded: refundedCents,
+      refunded: refundedCents >= s.amountCents,
+      currency: 'usd',
+      payment_intent: s.paymentIntent,
+      metadata: {},
+    },
+    opts,
+  );
+
+export const disputed = (s: FakeSession, cents: number, disputeId = `dp_test_${Math.random().toString(36).slice(2, 10)}`, opts: { id?: string } = {}) =>
+  event(
+    'charge.dispute.created',
+    {
+      id: disputeId,
+      object: 'dispute',
+      amount: cents,
+      currency: 'usd',
+      charge: s.chargeId,
+      payment_intent: s.paymentIntent,
+      status: 'needs_response',
+      reason: 'fraudulent',
+    },
+    opts,
+  );
+
+/** The body and Stripe-Signature header of a delivery, signed with stripe.webhooks.generateTestHeaderString. */
+export function signed(evt: Record<string, unknown>, opts: { secret?: string; timestamp?: number } = {}): { body: string; signature: string } {
+  const body = JSON.stringify(evt);
+  const signature = signer.webhooks.generateTestHeaderString({ payload: body, secret: opts.secret ?? WEBHOOK_SECRET, timestamp: opts.timestamp });
+  return { body, signature };
+}
+
+/** Delivers an event to a GenGate webhook endpoint as Stripe would. */
+export async function deliver(baseUrl: string, evt: Record<string, unknown> | { body: string; signature: string }): Promise<{ status: number; body: any }> {
+  const { body, signature } = 'signature' in evt && 'body' in evt ? (evt as { body: string; signature: string }) : signed(evt);
+  const res = await fetch(`${baseUrl}/stripe/webhook`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      'stripe-signature': signature,
+      'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)',
+    },
+    body,
+  });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    /* keep text */
+  }
+  return { status: res.status, body: parsed };
+}
+
+/** checkout.session.expired: the payer never paid within the session's lifetime. */
+export const expired = (s: FakeSession) => event('checkout.session.expired', { ...sessionObject(s, 'unpaid'), status: 'expired', payment_intent: null });
