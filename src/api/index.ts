@@ -11,6 +11,7 @@ export { OPERATIONS, KEYED_OPERATIONS } from './operations.js';
 export { createTask, idempotencyKey, readIdempotencyKey } from './tasks/create-task.js';
 export { recordInfo, recordInfoQuery, readTaskId } from './tasks/record-info.js';
 export { listTasks, listQuery, parseListQuery } from './tasks/list-tasks.js';
+export { cancelTask, cancelBody } from './tasks/cancel-task.js';
 export { balance, balanceView } from './balance.js';
 export { ADMIN_OPERATIONS, adminBodies, adminIdParams, type AdminOperation, type AdminCall } from './admin.js';
 export { calculatorParams } from './pricing.js';

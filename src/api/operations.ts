@@ -4,6 +4,7 @@ import { balance } from './balance.js';
 import type { KeyedOperation, Operation, Reply } from './operation.js';
 import { calculatorParams } from './pricing.js';
 import * as S from './schemas.js';
+import { cancelTask } from './tasks/cancel-task.js';
 import { createTask } from './tasks/create-task.js';
 import { listTasks } from './tasks/list-tasks.js';
 import { recordInfo } from './tasks/record-info.js';
@@ -18,13 +19,14 @@ const env = (schema: z.ZodType, description: string): Reply => ({ schema, envelo
 const priceRefusal: Reply = { schema: S.PriceRefusal, description: 'Invalid parameters (whatever ERROR_STYLE is)' };
 
 /** The operations with a handler, served to an API key by REST (http/ mounts them). */
-export const KEYED_OPERATIONS: KeyedOperation[] = [createTask, recordInfo, listTasks, balance];
+export const KEYED_OPERATIONS: KeyedOperation[] = [createTask, recordInfo, listTasks, cancelTask, balance];
 
 /** Every operation, in the order of the OpenAPI document. */
 export const OPERATIONS: Operation[] = [
   createTask.spec,
   recordInfo.spec,
   listTasks.spec,
+  cancelTask.spec,
   {
     method: 'post',
     path: '/api/v1/files/upload',
@@ -94,7 +96,7 @@ export const OPERATIONS: Operation[] = [
     host: 'pricing',
     summary: 'MCP endpoint (Streamable HTTP, stateless)',
     description:
-      'JSON-RPC 2.0 messages of the Model Context Protocol. Tools without a key: list_models, get_model, calculate_price, get_price_list; with Authorization: Bearer <API key>: create_task, get_task, wait_for_task, list_tasks, get_balance. See docs/api.md.',
+      'JSON-RPC 2.0 messages of the Model Context Protocol. Tools without a key: list_models, get_model, calculate_price, get_price_list; with Authorization: Bearer <API key>: create_task, get_task, wait_for_task, list_tasks, cancel_task, get_balance. See docs/api.md.',
     body: 'jsonrpc',
     ok: { schema: 'any', description: 'A JSON-RPC answer, as application/json or a text/event-stream of messages' },
   },

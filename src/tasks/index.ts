@@ -16,3 +16,6 @@ export {
 } from './states.js';
 export { taskView, TASK_VIEW_COLUMNS, type TaskRow, type ViewOptions, type StoredResult } from './view.js';
 export { moveTask } from './transition.js';
+export { jobOf } from './job.js';
+export { callbackDue, finishedSignals } from './finished.js';
+export { type Cancelled } from './cancel.js';
