@@ -283,7 +283,7 @@ describe.each(dialects())('cancel on %s', (dialect) => {
     const acc = await s.account(1);
     const id = await create(s, acc.key, 'seedream-flash', { prompt: 'call me back' }, { callBackUrl: `${receiver.url}/hook` });
     expect((await cancel(acc.key, id)).status).toBe(200);
-    const [got] = await eventually(async () => (receiver.at('/hook').length > 0 ? receiver.at('/hook') : null));
+    const got = await eventually(async () => receiver.at('/hook')[0]);
     const body = JSON.parse(got!.body);
     expect(body).toMatchObject({ code: 501, taskId: id, data: { state: 'fail', failCode: 499, callbackType: 'task_failed', error: { type: 'cancelled' } } });
     expect(body.msg).toContain('cancelled');
