@@ -50,6 +50,6 @@ describe('local backend cancel', () => {
   }, 120_000);
 
   it('a job with nothing running is cancelled at once', async () => {
-    expect(await local.cancel(video('tk_d', 'idle'), 'local:1')).toBe('cancelled');
+    expect(await local.cancel(video('tk_d', 'idle'))).toBe('cancelled');
   });
 });
