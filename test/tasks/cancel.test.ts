@@ -4,6 +4,8 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { buildServices } from '../../src/services.js';
 import { dialects } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { startBytePlusFake } from '../fakes/byteplus.js';
@@ -29,6 +31,7 @@ describe.each(dialects())('cancel on %s', (dialect) => {
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   /** While set, the fal fake holds its answers to submits until it resolves. */
   let hold: Promise<void> | null = null;
+  let env: Record<string, string> = {};
 
   beforeAll(async () => {
     scratch = mkdtempSync(path.join(tmpdir(), 'gengate-cancel-'));
@@ -56,7 +59,7 @@ describe.each(dialects())('cancel on %s', (dialect) => {
         },
       }),
     );
-    s = await startServer(dialect, {
+    env = {
       ...FAST,
       // Local jobs stay queued (the test is about where the cancel finds them).
       LOCAL_QUEUE_MS: '600000',
@@ -68,7 +71,8 @@ describe.each(dialects())('cancel on %s', (dialect) => {
       C_R8_KEY: 'r8_c',
       C_ARK_KEY: 'ark-c',
       C_UP_KEY: 'up-c',
-    });
+    };
+    s = await startServer(dialect, env);
     s.services.callbacks.start();
   });
   afterAll(async () => {
@@ -277,6 +281,21 @@ describe.each(dialects())('cancel on %s', (dialect) => {
     expect(submits()).toHaveLength(1);
     await expectCancelled(acc.key, id);
     expect(await events(id)).toEqual(['waiting', 'fail']);
+  });
+
+  it('an API-only process (no engine, no upstream adapters built at start) builds the route on the first cancel that needs it', async () => {
+    const api = await buildServices(loadConfig({ ...env, DATABASE_URL: s.db.url, DATA_DIR: s.db.dir, LOG_LEVEL: 'silent', ROLE: 'api' }), { upstreams: false });
+    try {
+      const acc = await s.account(1);
+      const id = await create(s, acc.key, 'google/nano-banana', { prompt: 'api process cancel' });
+      await handed(acc.key, id);
+      expect(await api.tasks.cancel(acc.id, id)).toMatchObject({ taskId: id, state: 'fail', failCode: 499 });
+      const [request] = [...fal.requests.values()].filter((r) => r.prompt === 'api process cancel');
+      expect(request?.cancelled).toBe(true);
+      await expectCancelled(acc.key, id);
+    } finally {
+      await api.close();
+    }
   });
 
   it('a cancelled task with a callBackUrl is delivered like any failure', async () => {
