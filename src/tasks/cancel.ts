@@ -35,9 +35,11 @@ export interface Cancelled {
 const ROUNDS = 5;
 
 const CANCEL = failureCode('cancelled');
-const SAID: Record<Exclude<CancelOutcome, 'cancelled'>, string> = {
+/** What a refusal's message says the route did; `unreachable`: this process has no backend for the route (not configured, or its credential is not set here). */
+const SAID: Record<Exclude<CancelOutcome, 'cancelled'> | 'unreachable', string> = {
   'not-cancellable': 'answered that it cannot cancel it now (a job that has started may have to finish there)',
   unknown: 'gave no clear answer to the cancel',
+  unreachable: 'this server cannot reach (the route is not configured here, or its credential is not set in this process)',
 };
 
 /**
@@ -83,15 +85,15 @@ export async function cancelTask(deps: CancelDeps, accountId: string, taskId: st
   throw Errors.notCancellable(`task ${taskId} kept changing state during the cancel; please try again`);
 }
 
-/** The backend's cancel of the task's job, bounded by the call deadline; no backend here or a throw is `unknown`/`not-cancellable`. */
+/** The backend's cancel of the task's job, bounded by the call deadline (past it, or on a throw: `unknown`); `unreachable` when this process has no backend for the route. */
 async function askBackend(
   deps: CancelDeps,
   task: { id: string; model: string; input: string; media: string | null },
   route: string,
   ref: string,
-): Promise<CancelOutcome> {
+): Promise<CancelOutcome | 'unreachable'> {
   const backend = await deps.backendOf(route).catch(() => undefined);
-  if (!backend || !ref) return 'not-cancellable';
+  if (!backend || !ref) return 'unreachable';
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<CancelOutcome>((resolve) => (timer = setTimeout(() => resolve('unknown'), deps.callTimeoutMs)));
   try {

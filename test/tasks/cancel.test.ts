@@ -250,6 +250,17 @@ describe.each(dialects())('cancel on %s', (dialect) => {
     }
   });
 
+  it('a task on a route this server does not know (removed from the catalog) is 409 and runs on', async () => {
+    const acc = await s.account(1);
+    const id = await create(s, acc.key, 'google/nano-banana', { prompt: 'route gone' });
+    await handed(acc.key, id);
+    await s.services.database.tx((w) => w.updateTable('tasks').set({ backend: 'fal:removed#9' }).where('id', '=', id).execute());
+    const r = await cancel(acc.key, id);
+    expect(r.status).toBe(409);
+    expect(r.body.msg).toContain('on the route fal:removed#9, which this server cannot reach');
+    await expectRunsOn(acc.key, id, 'queuing');
+  });
+
   it('a cancel while a worker is mid-submit fails the task at once; the worker loses its compare-and-set and cancels its orphaned upstream job', async () => {
     const acc = await s.account(1);
     const id = await create(s, acc.key, 'google/nano-banana', { prompt: 'mid submit' });
