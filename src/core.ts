@@ -78,7 +78,10 @@ export async function openCore(config: Config, clock: Clock, opened = new Opened
   try {
     const fileCatalog = loadCatalog(config); // before the database: a bad catalog file stops the start at once
     const database = await step('database', async () => {
-      const db = opened.add(openDatabase(config.DATABASE_URL, { prepared: config.DATABASE_PREPARED, slowTxMs: config.DATABASE_SLOW_TX_MS, guards: config.DATABASE_GUARDS }), (d) => d.close());
+      const db = opened.add(
+        openDatabase(config.DATABASE_URL, { prepared: config.DATABASE_PREPARED, slowTxMs: config.DATABASE_SLOW_TX_MS, guards: config.DATABASE_GUARDS }),
+        (d) => d.close(),
+      );
       try {
         await migrate(db, { refuseNewer: runsTasks });
       } catch (e) {

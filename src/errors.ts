@@ -10,6 +10,7 @@ export type ErrorKind =
   | 'insufficient_balance'
   | 'forbidden'
   | 'task_not_found'
+  | 'not_cancellable'
   | 'upload_rejected'
   | 'rate_limited'
   | 'internal'
@@ -32,6 +33,7 @@ export const ERROR_TABLE: Record<ErrorKind, Record<ErrorStyle, readonly [number,
   insufficient_balance: { default: [402, 'payment_required'], reference: [402, 'insufficient_balance'] },
   forbidden: { default: [403, 'permission_error'], reference: [403, 'permission_error'] },
   task_not_found: { default: [404, 'task_not_found'], reference: [404, 'task_not_found'] },
+  not_cancellable: { default: [409, 'task_not_cancellable'], reference: [409, 'task_not_cancellable'] },
   upload_rejected: { default: [422, 'validation_error'], reference: [422, 'validation_error'] },
   rate_limited: { default: [429, 'rate_limit_error'], reference: [429, 'rate_limited'] },
   internal: { default: [500, 'server_error'], reference: [500, 'server_error'] },
@@ -91,6 +93,7 @@ export const Errors = {
     new AppError('insufficient_balance', msg, data),
   forbidden: (msg: string) => new AppError('forbidden', msg),
   taskNotFound: (taskId: string) => new AppError('task_not_found', `task ${shown(taskId)} was not found in this account`),
+  notCancellable: (msg: string) => new AppError('not_cancellable', msg),
   uploadRejected: (msg: string) => new AppError('upload_rejected', msg),
   rateLimited: (msg: string, retryAfterSeconds: number) => new AppError('rate_limited', msg, null, { 'retry-after': String(retryAfterSeconds) }),
   modelDisabled: (model: string) => new AppError('model_disabled', `model ${model} is temporarily disabled by the operator`),

@@ -107,16 +107,34 @@ async function assemble(core: Core, opened: Opened, opts: BuildOptions): Promise
   const guard = opened.add(new NetGuard({ allowPrivate: config.ALLOW_PRIVATE_NETWORK }), (g) => g.close());
   // Its classifier's worker threads start with the first photo (decision 0305); closing stops them.
   const moderation = opened.add(await step('content check', () => buildContentCheck(config, guard, files, limits)), (m) => m.close());
-  const tasks = new Tasks(database, ledger, catalog, clock, facts, files, config, { checkUrl: callbackUrlCheck(guard), moderate: moderation.check });
   const routeBackends =
     opts.upstreams === false ? new Map<string, Backend>() : await step('upstream routes', () => upstreamBackends(config, fileCatalog, guard, files));
-  const routeHealth = new RouteHealth({ failures: config.ROUTE_BREAKER_FAILURES, cooldownMs: config.ROUTE_BREAKER_COOLDOWN_MS }, clock);
   const local = new LocalBackend(clock, {
     queueMs: config.LOCAL_QUEUE_MS,
     generateMs: config.LOCAL_GENERATE_MS,
     fail: config.LOCAL_FAIL,
     cacheDir: path.join(config.DATA_DIR, 'render-cache'),
   });
+  const backends = new Map([...routeBackends, ...Object.entries({ local, ...opts.backends })]);
+  // A process that runs no engine (`--role api`) builds the upstream routes only when a cancel needs one.
+  let late: Promise<Map<string, Backend>> | null = null;
+  const backendOf = async (route: string): Promise<Backend | undefined> => {
+    if (backends.has(route) || opts.upstreams !== false) return backends.get(route);
+    late ??= upstreamBackends(config, fileCatalog, guard, files);
+    return (await late).get(route);
+  };
+  const tasks = new Tasks(
+    database,
+    ledger,
+    catalog,
+    clock,
+    facts,
+    files,
+    config,
+    { checkUrl: callbackUrlCheck(guard), moderate: moderation.check },
+    { backendOf, callTimeoutMs: config.BACKEND_CALL_TIMEOUT_MS },
+  );
+  const routeHealth = new RouteHealth({ failures: config.ROUTE_BREAKER_FAILURES, cooldownMs: config.ROUTE_BREAKER_COOLDOWN_MS }, clock);
   const metrics = new Metrics(database, clock);
   const engineCounters = registerEngineMetrics(metrics.registry, routeHealth, fileCatalog, database);
   const engine = new Engine({
@@ -126,7 +144,7 @@ async function assemble(core: Core, opened: Opened, opts: BuildOptions): Promise
     clock,
     files,
     signals: tasks.signals,
-    backends: new Map([...routeBackends, ...Object.entries({ local, ...opts.backends })]),
+    backends,
     health: routeHealth,
     ...engineCounters,
     webhookBase: config.UPSTREAM_WEBHOOKS ? config.PUBLIC_BASE_URL : null,

@@ -13,6 +13,7 @@ export { recordInfo, recordInfoQuery, readTaskId } from './tasks/record-info.js'
 export { listTasks, listQuery, parseListQuery } from './tasks/list-tasks.js';
 export { sunoGenerate } from './kie/generate.js';
 export { sunoRecordInfo } from './kie/generate-record-info.js';
+export { cancelTask, cancelBody } from './tasks/cancel-task.js';
 export { balance, balanceView } from './balance.js';
 export { createTopup, listTopups, topupBody } from './payments.js';
 export { ADMIN_OPERATIONS, adminBodies, adminIdParams, type AdminOperation, type AdminCall } from './admin.js';

@@ -7,6 +7,7 @@ import { calculatorParams } from './pricing.js';
 import * as S from './schemas.js';
 import { sunoRecordInfo } from './kie/generate-record-info.js';
 import { sunoGenerate } from './kie/generate.js';
+import { cancelTask } from './tasks/cancel-task.js';
 import { createTask } from './tasks/create-task.js';
 import { listTasks } from './tasks/list-tasks.js';
 import { createTopup, listTopups } from './payments.js';
@@ -29,6 +30,7 @@ export const KEYED_OPERATIONS: KeyedOperation[] = [
   createTask,
   recordInfo,
   listTasks,
+  cancelTask,
   balance,
   sunoGenerate,
   sunoRecordInfo,
@@ -43,6 +45,7 @@ export const OPERATIONS: Operation[] = [
   createTask.spec,
   recordInfo.spec,
   listTasks.spec,
+  cancelTask.spec,
   {
     method: 'post',
     path: '/api/v1/files/upload',
@@ -128,7 +131,7 @@ export const OPERATIONS: Operation[] = [
     host: 'pricing',
     summary: 'MCP endpoint (Streamable HTTP, stateless)',
     description:
-      'JSON-RPC 2.0 messages of the Model Context Protocol. Tools without a key: list_models, get_model, calculate_price, get_price_list; with Authorization: Bearer <API key>: create_task, get_task, wait_for_task, list_tasks, get_balance. See docs/api.md.',
+      'JSON-RPC 2.0 messages of the Model Context Protocol. Tools without a key: list_models, get_model, calculate_price, get_price_list; with Authorization: Bearer <API key>: create_task, get_task, wait_for_task, list_tasks, cancel_task, get_balance. See docs/api.md.',
     body: 'jsonrpc',
     ok: { schema: 'any', description: 'A JSON-RPC answer, as application/json or a text/event-stream of messages' },
   },

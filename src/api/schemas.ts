@@ -20,6 +20,15 @@ export const TaskCreated = z.object({
 });
 
 /** DECISIONS §14: delivery status of a callback. */
+/** `data` of POST /jobs/cancel (decision 1901): the task is now failed with failCode 499 and refunded in full. */
+export const TaskCancelled = z.object({
+  taskId: z.string(),
+  state: z.literal('fail'),
+  status: z.literal('failed'),
+  failCode: z.literal(499),
+  refunded: z.literal(true),
+});
+
 export const CallbackStatus = z.object({
   url: z.string(),
   status: z.enum(['pending', 'delivered', 'failed']),

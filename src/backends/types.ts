@@ -14,8 +14,20 @@ export interface BackendJob {
   readonly webhookUrl?: string;
 }
 
-/** Why generation failed, in backend-neutral words; the lifecycle maps each to failCode and error.type. */
-export type FailKind = 'content' | 'safety' | 'rejected' | 'generation' | 'timeout' | 'unavailable' | 'internal';
+/**
+ * Why generation failed, in backend-neutral words; the lifecycle maps each to failCode and error.type.
+ * `cancelled`: the client cancelled the task (POST /jobs/cancel, DECISIONS §22), or an upstream of the same API reports its task cancelled.
+ */
+export type FailKind = 'content' | 'safety' | 'rejected' | 'generation' | 'timeout' | 'unavailable' | 'internal' | 'cancelled';
+
+/**
+ * What a backend's cancel achieved (decision 1901):
+ * - `cancelled`: the backend confirmed the job is stopped (or was never started) and will not be billed further;
+ * - `not-cancellable`: the backend answered that it cannot cancel this job (already finished, a ModelArk task
+ *   that is running, a provider refusal, a route with no cancel at all): the job runs on;
+ * - `unknown`: no clear answer (network trouble, an unexpected status, a timeout): it may or may not have stopped.
+ */
+export type CancelOutcome = 'cancelled' | 'not-cancellable' | 'unknown';
 
 /** A definite failure of a task (not worth retrying), thrown or reported by a backend. */
 export class BackendFailure extends Error {
@@ -65,6 +77,13 @@ export interface Backend {
   progress(job: BackendJob, ref: string): Promise<BackendStatus>;
   /** The files of a done job as local files (downloaded first by remote backends). */
   results(job: BackendJob, ref: string): Promise<BackendOutput>;
-  /** Best effort: stop work on a job the lifecycle gave up on. */
-  cancel(job: BackendJob, ref: string): Promise<void>;
+  /**
+   * Asks the backend to stop the job `ref` and says what came of it (see CancelOutcome). Called by the
+   * engine for a job it gave up on (the outcome is only logged) and by POST /jobs/cancel, which fails
+   * and refunds the task only on `cancelled`. Must not throw for an answer of the provider: a refusal is
+   * `not-cancellable`, anything unclear is `unknown` (a throw counts as `unknown` too). May be called
+   * more than once for one job (a repeated cancel, a cancel racing the engine): a second call on a job
+   * already cancelled answers `cancelled` again where the provider says so.
+   */
+  cancel(job: BackendJob, ref: string): Promise<CancelOutcome>;
 }

@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { Backend, BackendJob } from '../backends/index.js';
+import type { Backend } from '../backends/index.js';
 import type { Ledger } from '../billing/index.js';
 import type { Catalog } from '../catalog/index.js';
 import type { Clock } from '../clock.js';
@@ -7,7 +7,7 @@ import type { Files } from '../files/index.js';
 import type { Database } from '../store/index.js';
 import type { TasksTable } from '../store/index.js';
 import type { WorkLog } from '../store/index.js';
-import type { TaskSignals } from '../tasks/index.js';
+import { jobOf, type TaskSignals } from '../tasks/index.js';
 import type { RouteHealth } from './routing.js';
 
 /** How a submit to a route ended: taken, surely not taken (retry or fail over), refused, or unclear (not repeated). */
@@ -52,18 +52,7 @@ export interface EngineDeps {
   workerId: string;
 }
 
-/** The job a backend sees, from the task row. */
-export function jobOf(task: TaskWork, catalog: Catalog): BackendJob {
-  const model = catalog.find(task.model);
-  return {
-    taskId: task.id,
-    model: task.model,
-    // A model removed from the catalog after the task was created: kind from the stored result shape is unknown; image is the safe guess.
-    kind: model?.kind ?? 'image',
-    input: JSON.parse(task.input) as Record<string, unknown>,
-    media: task.media ? (JSON.parse(task.media) as Record<string, never>) : {},
-  };
-}
+export { jobOf };
 
 /** How long to wait before asking a route's backend again: ENGINE_POLL_MS for the local one, UPSTREAM_POLL_MS growing by one step per minute (up to 4×) for upstreams. */
 export function pollDelay(deps: EngineDeps, kind: string, sinceHandOffMs: number): number {

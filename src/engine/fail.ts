@@ -1,16 +1,10 @@
-import type { Kysely } from 'kysely';
 import type { FailKind } from '../backends/index.js';
-import type { DB } from '../store/index.js';
-import { failureCode } from '../tasks/index.js';
+import { callbackDue, failureCode, finishedSignals as announceFinished } from '../tasks/index.js';
 import { jobOf, withTimeout, type EngineDeps, type TaskWork } from './deps.js';
 import { moveHeld } from './lease.js';
 import { shownMessage } from './shown.js';
 
-/** Marks the callback outbox row due (issue 6 delivers it); tasks without a callBackUrl have none, so nothing is written for them. */
-export async function callbackDue(trx: Kysely<DB>, task: TaskWork, now: number): Promise<void> {
-  if (!task.callback_url) return;
-  await trx.updateTable('callbacks').set({ due_at: now }).where('task_id', '=', task.id).where('due_at', 'is', null).execute();
-}
+export { callbackDue };
 
 /**
  * Fails a task exactly once: compare-and-set to `fail` with the failure fields, the full refund
@@ -52,6 +46,5 @@ export async function failTask(deps: EngineDeps, task: TaskWork, kind: FailKind,
 
 /** Tells waiters a task is final and, when it has a callBackUrl, wakes callback delivery. */
 export function finishedSignals(deps: EngineDeps, task: TaskWork): void {
-  deps.signals.emit('finished', task.id);
-  if (task.callback_url) deps.signals.emit('callbackDue', task.id);
+  announceFinished(deps.signals, task);
 }

@@ -134,7 +134,7 @@ async function submitTo(deps: EngineDeps, task: TaskWork, ref: RouteRef, backend
 
 /**
  * The upstream took the job but the task was no longer this claim's to record it (the lease ran
- * out and another worker failed, finished or re-submitted the task meanwhile). Unless the task now
+ * out and another worker failed, finished or re-submitted the task meanwhile, or the client cancelled it). Unless the task now
  * stands on this very job (an idempotent route hands the same job to a re-submit), nobody would
  * ever follow or pay for it: it is cancelled where the route's API allows, and logged.
  */
@@ -146,11 +146,11 @@ async function dropOrphan(deps: EngineDeps, task: TaskWork, ref: RouteRef, backe
     deps.log.warn(where, 'engine: the lease ran out during an accepted submit; the task follows the same upstream job');
     return;
   }
-  const cancelled = await withTimeout(backend.cancel(job, upstreamRef), deps.settings.callTimeoutMs, `backend ${ref.name} cancel`).then(
-    () => true,
-    (e: unknown) => (deps.log.error({ ...where, err: e }, 'engine: cancelling an orphaned upstream job failed'), false),
+  const outcome = await withTimeout(backend.cancel(job, upstreamRef), deps.settings.callTimeoutMs, `backend ${ref.name} cancel`).catch(
+    (e: unknown) => (deps.log.error({ ...where, err: e }, 'engine: cancelling an orphaned upstream job failed'), null),
   );
-  if (cancelled) deps.log.warn(where, 'engine: the lease ran out during an accepted submit; the upstream job was cancelled');
+  if (outcome === 'cancelled') deps.log.warn(where, 'engine: the lease ran out during an accepted submit; the upstream job was cancelled');
+  else if (outcome) deps.log.error({ ...where, outcome }, 'engine: an orphaned upstream job could not be cancelled; it may run and be billed');
 }
 
 async function submitFailed(deps: EngineDeps, task: TaskWork, ref: RouteRef, backend: Backend, e: unknown, blameRoute = true): Promise<void> {

@@ -34,7 +34,12 @@ export function mcpServer(services: Services, req: McpRequest, log: (err: unknow
       title: t.title,
       description: t.description,
       inputSchema: t.inputSchema(services) as { type: 'object' },
-      annotations: { title: t.title, readOnlyHint: t.readOnly, openWorldHint: false, ...(t.readOnly ? {} : { idempotentHint: false, destructiveHint: false }) },
+      annotations: {
+        title: t.title,
+        readOnlyHint: t.readOnly,
+        openWorldHint: false,
+        ...(t.readOnly ? {} : { idempotentHint: false, destructiveHint: t.destructive === true }),
+      },
     })),
   }));
 

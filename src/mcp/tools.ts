@@ -34,6 +34,8 @@ export interface Tool {
   inputSchema: (services: Services) => Json;
   scope?: Scope;
   readOnly: boolean;
+  /** Ends something the caller cannot undo (cancel_task). */
+  destructive?: boolean;
   run(args: Json, ctx: ToolContext): Promise<Json>;
 }
 
@@ -156,6 +158,17 @@ const KEYED: Tool[] = [
     description: 'Recent tasks of the account, newest first (same as GET /api/v1/jobs/list); pass nextBefore as before for the next page.',
     inputSchema: () => ({ ...jsonSchema(listQuery, 'input'), additionalProperties: false }),
     run: async (args, { services, principal }) => services.tasks.list(principal!.accountId, parseListQuery(args)),
+  },
+  {
+    name: 'cancel_task',
+    title: 'Cancel a task',
+    readOnly: false,
+    destructive: true,
+    scope: 'tasks:write',
+    description:
+      'Cancels a task of the account (same as POST /api/v1/jobs/cancel): a waiting task fails at once with failCode 499 and is refunded in full; a task already handed to a backend is refunded only when the backend confirms the cancel, else the call is refused (409) and the task runs on; a final task cannot be cancelled.',
+    inputSchema: () => object(taskIdProperties(), ['taskId']),
+    run: async (args, { services, principal }) => ({ ...(await services.tasks.cancel(principal!.accountId, readTaskId(args, 'mcp'))) }),
   },
   {
     name: 'get_balance',

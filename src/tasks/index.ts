@@ -17,3 +17,6 @@ export {
 export { taskView, TASK_VIEW_COLUMNS, type TaskRow, type ViewOptions, type StoredResult } from './view.js';
 export { moveTask } from './transition.js';
 export { sunoCallback, sunoView, sunoStatus, SUNO_ORIGIN, SUNO_STATUS, SUNO_FAILURE } from './suno.js';
+export { jobOf } from './job.js';
+export { callbackDue, finishedSignals } from './finished.js';
+export { type Cancelled } from './cancel.js';

@@ -46,6 +46,9 @@ export function failureCode(kind: FailKind): { code: number; type: string } {
       return { code: 503, type: 'server_error' };
     case 'internal':
       return { code: 500, type: 'server_error' };
+    case 'cancelled':
+      // DECISIONS §22 (decision 1901): 499, the status clients know as "the client closed the request".
+      return { code: 499, type: 'cancelled' };
     default: {
       const never: never = kind;
       throw new Error(`unknown failure kind ${String(never)}`);

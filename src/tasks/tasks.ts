@@ -12,6 +12,9 @@ import type { CallbacksTable, TaskState } from '../store/index.js';
 import { NO_CHECKS, createTask, type CreateDeps, type Created, type Via } from './create.js';
 import { SUNO_ORIGIN, sunoCreateBody, sunoRefusal, sunoView } from './suno.js';
 import { FinalViews, unchangedUntil } from './final-views.js';
+import { cancelTask, type CancelDeps, type Cancelled } from './cancel.js';
+
+const NO_ROUTES: Pick<CancelDeps, 'backendOf' | 'callTimeoutMs'> = { backendOf: async () => undefined, callTimeoutMs: 30_000 };
 import { TASK_VIEW_COLUMNS, taskView, type TaskRow, type ViewOptions } from './view.js';
 
 /**
@@ -46,6 +49,8 @@ export class Tasks {
     private readonly config: Config,
     /** createTask's checks: callBackUrl against the network guard, the content check. */
     private readonly checks: Pick<CreateDeps, 'checkUrl' | 'moderate'> = NO_CHECKS,
+    /** The cancel's way to the routes' backends (none: a handed task cannot be cancelled). */
+    private readonly routes: Pick<CancelDeps, 'backendOf' | 'callTimeoutMs'> = NO_ROUTES,
   ) {
     const { db } = database;
     // By id alone, so that the polls of many accounts share a query on PostgreSQL; the account is checked on the row.
@@ -103,6 +108,12 @@ export class Tasks {
     );
     if (!created.replayed) this.signals.emit('created', created.taskId);
     return created;
+  }
+
+  /** POST /jobs/cancel; see cancelTask. */
+  cancel(accountId: string, taskId: string): Promise<Cancelled> {
+    const { database, ledger, catalog, clock, signals } = this;
+    return cancelTask({ database, ledger, catalog, clock, signals, ...this.routes }, accountId, taskId);
   }
 
   /** One task of the account as the SPEC Task; 404 when it is not the account's. */

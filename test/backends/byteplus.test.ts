@@ -155,20 +155,38 @@ describe('BytePlus ModelArk adapter against a fake ModelArk', () => {
     expect((e as Error).message).toMatch(/unreadable/);
   });
 
-  it('cancel deletes a queued task; a running one cannot be cancelled and cancel stays quiet', async () => {
+  it('cancel deletes a queued task (cancelled); a running or finished one is not-cancellable and never deleted; no answer is unknown', async () => {
     const b = backend();
     const job = jobOf('seedance-2.0', 'video', { prompt: 'to cancel' });
     const ref = await b.submit(job);
-    await b.cancel(job, ref);
+    expect(await b.cancel(job, ref)).toBe('cancelled');
     expect(fake.calls.at(-1)).toMatchObject({ method: 'DELETE', path: `/api/v3/contents/generations/tasks/${ref}` });
     expect(await b.progress(job, ref)).toMatchObject({ state: 'failed', kind: 'unavailable' });
+    // Asked again: the task is cancelled already, and no second DELETE is sent.
+    expect(await b.cancel(job, ref)).toBe('cancelled');
+    expect(fake.calls.filter((c) => c.method === 'DELETE')).toHaveLength(1);
 
     const running = jobOf('seedance-2.0', 'video', { prompt: 'running' });
     const ref2 = await b.submit(running);
     await b.progress(running, ref2);
     await b.progress(running, ref2);
-    await b.cancel(running, ref2);
+    fake.tasks.get(ref2)!.polls = -100;
+    expect(await b.cancel(running, ref2)).toBe('not-cancellable');
     expect(fake.tasks.get(ref2)!.status).toBe('running');
+    // ModelArk's DELETE would remove a finished task's record: it is never sent for one.
+    fake.tasks.get(ref2)!.status = 'succeeded';
+    expect(await b.cancel(running, ref2)).toBe('not-cancellable');
+    expect(fake.calls.filter((c) => c.method === 'DELETE')).toHaveLength(1);
+    expect(await b.cancel(jobOf('seedream', 'image', {}), 'image:https://x.example/i.png')).toBe('not-cancellable');
+    const gone = createBytePlusBackend({
+      name: 'byteplus#2',
+      baseUrl: 'http://127.0.0.1:9',
+      apiKey: KEY,
+      upstreamModel: 'm',
+      http: kit.http,
+      tmpDir: kit.tmpDir,
+    });
+    expect(await gone.cancel(job, ref)).toBe('unknown');
   });
 
   it('Seedream: one synchronous call with size from class and ratio, then the image is downloaded', async () => {

@@ -136,14 +136,18 @@ describe('fal adapter against a fake fal queue', () => {
     expect(e2).not.toBeInstanceOf(BackendFailure);
   });
 
-  it('cancel sends PUT …/cancel under the app path', async () => {
+  it('cancel sends PUT …/cancel under the app path: 202 is cancelled, 400 ALREADY_COMPLETED not-cancellable, 404 unknown', async () => {
     const b = backend();
     const job = jobOf('x', 'video', { prompt: 'long' });
     const ref = await b.submit(job);
-    await b.cancel(job, ref);
+    expect(await b.cancel(job, ref)).toBe('cancelled');
     const id = ref.split('|')[1]!;
     expect(fake.calls.at(-1)).toMatchObject({ method: 'PUT', path: `/fal-ai/bytedance/requests/${id}/cancel` });
     expect(fake.requests.get(id)!.cancelled).toBe(true);
+    // 400 ALREADY_COMPLETED: too late; an unknown request (404) gives no clear answer.
+    fake.requests.get(id)!.done = true;
+    expect(await b.cancel(job, ref)).toBe('not-cancellable');
+    expect(await b.cancel(job, 'fal-ai/bytedance|no-such-request')).toBe('unknown');
   });
 
   it('owner/app of model ids', () => {

@@ -152,8 +152,16 @@ describe('Replicate adapter against a fake Replicate', () => {
 
     const job = jobOf('x', 'video', { prompt: 'long' });
     const ref2 = await b.submit(job);
-    await b.cancel(job, ref2);
+    expect(await b.cancel(job, ref2)).toBe('cancelled');
     expect(fake.calls.at(-1)).toMatchObject({ method: 'POST', path: `/v1/predictions/${ref2}/cancel` });
     expect(await b.progress(job, ref2)).toMatchObject({ state: 'failed', kind: 'unavailable' });
+    // Asked again, the prediction is still canceled: the same answer.
+    expect(await b.cancel(job, ref2)).toBe('cancelled');
+    // A prediction that ended first is not-cancellable; an unknown one (404) gives no clear answer.
+    const done = jobOf('x', 'video', { prompt: 'done first' });
+    const ref3 = await b.submit(done);
+    fake.predictions.get(ref3)!.view.status = 'succeeded';
+    expect(await b.cancel(done, ref3)).toBe('not-cancellable');
+    expect(await b.cancel(done, 'no-such-prediction')).toBe('unknown');
   });
 });

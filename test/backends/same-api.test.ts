@@ -161,6 +161,34 @@ describe('same-API adapter', () => {
     await expect(backend.submit(job({ image_input: [up] }, { taskId: 'tk_up2' }))).rejects.toBeInstanceOf(NotAccepted);
   });
 
+  it("cancel is the upstream's POST /api/v1/jobs/cancel: 200 cancelled; 409 and a 404 route not-cancellable; a 503 or no answer unknown", async () => {
+    const answers = [
+      env({ taskId: 'up_9', state: 'fail', status: 'failed', failCode: 499, refunded: true }),
+      fail(409, 'task_not_cancellable', 'task up_9 is already final'),
+      fail(404, 'not_found', 'no route'),
+      fail(503, 'server_error'),
+    ];
+    const got: string[] = [];
+    for (const a of answers) {
+      handle = () => a;
+      got.push(await backend.cancel(job({}), 'up_9'));
+    }
+    expect(got).toEqual(['cancelled', 'not-cancellable', 'not-cancellable', 'unknown']);
+    expect(seen.at(-1)).toMatchObject({ method: 'POST', path: '/api/v1/jobs/cancel' });
+    expect(seen.at(-1)!.headers.authorization).toBe('Bearer secret-key');
+    expect(JSON.parse(seen.at(-1)!.body.toString())).toEqual({ taskId: 'up_9' });
+    const gone = new SameApiBackend({
+      name: 'same-api:gone#1',
+      baseUrl: 'http://127.0.0.1:9',
+      apiKey: 'k',
+      upstreamModel: 'm',
+      http: new UpstreamHttp(guard),
+      tmpDir: dir,
+      files: s.services.files,
+    });
+    expect(await gone.cancel(job({}), 'up_9')).toBe('unknown');
+  });
+
   it('maps the upstream states and failCodes back', async () => {
     const answer = (data: Record<string, unknown>) => (handle = () => env({ taskId: 'r', ...data }));
     answer({ state: 'waiting' });
@@ -173,6 +201,8 @@ describe('same-API adapter', () => {
     expect(await backend.progress(job({}), 'r')).toMatchObject({ state: 'failed', kind: 'timeout', message: 'upstream: slow' });
     answer({ state: 'fail', failCode: 503, failMsg: 'down' });
     expect(await backend.progress(job({}), 'r')).toMatchObject({ state: 'failed', kind: 'unavailable' });
+    answer({ state: 'fail', failCode: 499, failMsg: 'cancelled', error: { type: 'cancelled' } });
+    expect(await backend.progress(job({}), 'r')).toMatchObject({ state: 'failed', kind: 'cancelled' });
     handle = () => fail(404, 'not_found');
     await expect(backend.progress(job({}), 'r')).rejects.toBeInstanceOf(BackendFailure);
     handle = () => fail(500, 'server_error');

@@ -15,6 +15,8 @@ import { FAST, settle, resultUrls } from '../tasks/support.js';
  * which stand for the task the createTask example creates ($FILE_URL: its file's link as the server wrote it; and the Suno task id for the one the
  * /generate example creates), and the example account and key ids; upload examples find photo.jpg, clip.mov, clip.mp4 and song.mp3 in the current folder. A JSON block right after an example is
  * its documented answer: every key it shows must be in the real answer.
+ * The cancel example's task id
+ * stands for a task created for it and kept waiting (the engine here finishes tasks at once).
  */
 
 const run = promisify(execFile);
@@ -26,6 +28,7 @@ const EXAMPLE_SUNO_TASK = 'tk_7Hq2Lm9Xc4Rt0Yp1Ws8Vb3';
 /** The account of $GENGATE_KEY, and another key of it, in the admin examples. */
 const EXAMPLE_ACCOUNT = 'acc_Q7mN2pX4r';
 const EXAMPLE_KEY = 'key_W3kT9vB6h';
+const EXAMPLE_CANCEL = 'tk_Wq7cN2xPz4RbT0sYh6Ld1A';
 /** Prepended to each example: curl reports the status of every answer after it. */
 const PRELUDE = `curl() { command curl -sS -w '\\n@@status %{http_code}\\n' "$@"; }\n`;
 
@@ -105,6 +108,20 @@ describe('curl examples of the docs run against a live server', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  /** A task of the example key that the engine leaves alone (its turn is an hour away), for the cancel example. */
+  async function waitingTask(): Promise<string> {
+    const r = await s.call('POST', '/api/v1/jobs/createTask', { key: env.GENGATE_KEY!, body: { model: 'seedream-flash', input: { prompt: 'a kite' } } });
+    const taskId = r.body.data.taskId as string;
+    await s.services.database.tx((w) =>
+      w
+        .updateTable('tasks')
+        .set({ run_at: Date.now() + 3_600_000 })
+        .where('id', '=', taskId)
+        .execute(),
+    );
+    return taskId;
+  }
+
   const all = [...examples('api.md'), ...examples('operations.md')];
   it('finds the examples', () => {
     expect(all.length).toBeGreaterThanOrEqual(12);
@@ -112,6 +129,7 @@ describe('curl examples of the docs run against a live server', () => {
 
   for (const ex of all) {
     it(`${ex.file}:${ex.line} ${ex.script.split('\n')[0]!.slice(0, 70)}`, async () => {
+      if (ex.script.includes(EXAMPLE_CANCEL)) ids[EXAMPLE_CANCEL] = await waitingTask();
       let script = ex.script.replaceAll(BASE, s.url);
       for (const [example, real] of Object.entries(ids)) script = script.replaceAll(example, real);
       const { stdout } = await run('sh', ['-c', PRELUDE + script], { cwd: dir, env: { PATH: process.env.PATH!, ...env }, maxBuffer: 1 << 24 });

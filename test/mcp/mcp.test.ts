@@ -43,6 +43,7 @@ for (const dialect of dialects()) {
       const { tools } = await anon.listTools();
       expect(tools.map((t) => t.name).sort()).toEqual([
         'calculate_price',
+        'cancel_task',
         'create_task',
         'get_balance',
         'get_model',

@@ -48,7 +48,7 @@ function scripted(local: Backend): Backend & { submits: number } {
       if (said(job).includes('wrong-kind')) return { files: [{ path: process.execPath, mime: 'image/png' }] };
       return local.results(job, ref);
     },
-    cancel: async () => {},
+    cancel: async () => 'cancelled' as const,
   };
   return backend;
 }

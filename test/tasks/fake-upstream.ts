@@ -11,16 +11,21 @@ export interface FakeCreate {
 /**
  * A small stand-in for an upstream speaking SPEC.md's API (the external service of a same-api
  * route), on 127.0.0.1: `mode` decides how createTask answers; accepted tasks report `taskState`
- * and, on success, one PNG result served by the fake itself.
+ * and, on success, one PNG result served by the fake itself. POST /api/v1/jobs/cancel answers by
+ * `cancel` as GenGate does (decision 1901): `ok` (200, the task is failed there with failCode 499),
+ * `final` (409 task_not_cancellable), `none` (404 not_found: a service without cancel), `down` (503).
  */
 export async function startFakeUpstream(png: string) {
   const image = await readFile(png);
   const creates: FakeCreate[] = [];
   const tasks = new Map<string, string>();
+  /** The taskId of every cancel received. */
+  const cancels: string[] = [];
   const state = {
     mode: 'down' as 'down' | 'ok' | 'slow-429',
     taskState: 'success' as 'success' | 'generating' | 'fail',
     recordInfos: 0,
+    cancel: 'ok' as 'ok' | 'final' | 'none' | 'down',
     /** While set, recordInfo answers wait for it (with the state as it was when the request arrived). */
     hold: null as Promise<void> | null,
   };
@@ -41,6 +46,16 @@ export async function startFakeUpstream(png: string) {
         const id = (key && tasks.has(key) ? key : undefined) ?? `up_${creates.length}`;
         tasks.set(key ?? id, id);
         return send(res, 200, { code: 200, msg: 'success', data: { taskId: tasks.get(key ?? id) } });
+      }
+      if (url.pathname === '/api/v1/jobs/cancel' && req.method === 'POST') {
+        const taskId = String((JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { taskId?: unknown }).taskId);
+        cancels.push(taskId);
+        if (state.cancel === 'none') return send(res, 404, { code: 404, msg: 'no route POST /api/v1/jobs/cancel', data: null, error: 'not_found' });
+        if (state.cancel === 'down') return send(res, 503, { code: 503, msg: 'down for maintenance', data: null, error: 'server_error' });
+        if (state.cancel === 'final')
+          return send(res, 409, { code: 409, msg: `task ${taskId} is already final: it succeeded`, data: null, error: 'task_not_cancellable' });
+        state.taskState = 'fail';
+        return send(res, 200, { code: 200, msg: 'success', data: { taskId, state: 'fail', status: 'failed', failCode: 499, refunded: true } });
       }
       if (url.pathname === '/api/v1/jobs/recordInfo') {
         state.recordInfos++;
@@ -65,6 +80,7 @@ export async function startFakeUpstream(png: string) {
   return {
     url: base,
     creates,
+    cancels,
     state,
     close: () =>
       new Promise<void>((resolve) => {

@@ -44,6 +44,7 @@ function scripted() {
     },
     async cancel(_job, ref) {
       seen.cancels.push(ref);
+      return 'cancelled' as const;
     },
   };
   return { backend, seen };

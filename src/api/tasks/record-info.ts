@@ -12,6 +12,7 @@ export const recordInfoQuery = z.object({
 /** How each face words a refusal of taskId (a query parameter may be repeated; a tool argument may have any JSON type). */
 const WORDING = {
   rest: { hint: 'pass ?taskId=<the taskId createTask returned>', wrong: 'must be given once' },
+  body: { hint: 'send the JSON body {"taskId": "<the taskId createTask returned>"}', wrong: 'must be a string' },
   mcp: { hint: 'pass the taskId create_task returned', wrong: 'must be a string' },
 };
 

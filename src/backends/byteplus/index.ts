@@ -1,7 +1,7 @@
 import { BackendFailure, type Backend, type BackendJob, type BackendOutput, type BackendStatus, type OutputFile } from '../types.js';
 import type { JsonResponse } from '../upstream/http.js';
 import type { UpstreamOptions } from '../upstream/types.js';
-import { checkMap, fetchAll, fetchResult, num, obj, str, transient } from '../upstream/util.js';
+import { cancelOutcome, checkMap, fetchAll, fetchResult, num, obj, str, transient } from '../upstream/util.js';
 import { imageRequest, kindOfError, videoTask } from './input.js';
 
 /** ModelArk's API host for the Asia-Pacific region, where the Seedance models run; other regions by the route's base_url. */
@@ -132,9 +132,27 @@ export function createBytePlusBackend(opts: UpstreamOptions): Backend {
     },
 
     async cancel(_job, ref) {
-      if (ref.startsWith(IMAGE_REF)) return;
-      // ModelArk cancels only queued tasks; a running one finishes (and is billed) whatever we ask.
-      await http.json('DELETE', `${base}${TASKS}/${encodeURIComponent(ref)}`, { headers: auth }).catch(() => undefined);
+      // A Seedream image was made during the submit call: there is nothing left to stop.
+      if (ref.startsWith(IMAGE_REF)) return 'not-cancellable';
+      // ModelArk's DELETE cancels a queued task, is refused for a running one (it finishes, and is
+      // billed, whatever we ask) and deletes the record of a finished one: so the status is read first.
+      let status: unknown;
+      try {
+        status = (await getTask(ref)).status;
+      } catch {
+        return 'unknown';
+      }
+      if (status === 'cancelled') return 'cancelled';
+      if (status !== 'queued') return 'not-cancellable';
+      return cancelOutcome(
+        () => http.json('DELETE', `${base}${TASKS}/${encodeURIComponent(ref)}`, { headers: auth }),
+        (res) => {
+          if (res.status >= 200 && res.status <= 299) return 'cancelled';
+          // InvalidAction.TaskNotCancellable: it started running since the look.
+          if (res.status === 400 || res.status === 409 || /NotCancellable/i.test(errorOf(res).code)) return 'not-cancellable';
+          return 'unknown';
+        },
+      );
     },
   };
 }

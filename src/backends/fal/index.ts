@@ -1,7 +1,7 @@
 import { BackendFailure, type Backend, type BackendJob, type BackendOutput, type BackendStatus } from '../types.js';
 import type { JsonResponse } from '../upstream/http.js';
 import type { UpstreamOptions } from '../upstream/types.js';
-import { checkMap, fetchOutputs, obj, str, transient } from '../upstream/util.js';
+import { cancelOutcome, checkMap, fetchOutputs, obj, str, transient } from '../upstream/util.js';
 import { falFailure, falInput, outputUrls } from './input.js';
 
 /** fal's queue host. */
@@ -105,9 +105,19 @@ export function createFalBackend(opts: UpstreamOptions): Backend {
       return { files: await fetchOutputs(http, job, outputUrls(res.data), opts.tmpDir, 'fal finished the request without any file') };
     },
 
-    async cancel(_job, ref) {
-      // 202 CANCELLATION_REQUESTED; 400 ALREADY_COMPLETED. A running request stops only if the model app honours the signal.
-      await http.json('PUT', requestUrl(ref, '/cancel'), { headers: auth }).catch(() => undefined);
+    cancel(_job, ref) {
+      // 202 CANCELLATION_REQUESTED: a queued request leaves the queue (never billed); a running one is
+      // sent the signal, which fal documents as the cancellation of the request. 400 ALREADY_COMPLETED:
+      // too late. 404: fal does not know the request (anything else is unclear).
+      return cancelOutcome(
+        () => http.json('PUT', requestUrl(ref, '/cancel'), { headers: auth }),
+        (res) => {
+          const status = str(obj(res.data).status);
+          if (res.status === 202 || (res.status === 200 && status === 'CANCELLATION_REQUESTED')) return 'cancelled';
+          if (res.status === 400 && status === 'ALREADY_COMPLETED') return 'not-cancellable';
+          return 'unknown';
+        },
+      );
     },
   };
 }

@@ -3,7 +3,7 @@ import { mkdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../../clock.js';
 import { MediaError, lastFrame } from '../../media/index.js';
-import { BackendFailure, type Backend, type BackendJob, type BackendOutput, type BackendStatus, type OutputFile } from '../types.js';
+import { BackendFailure, type Backend, type BackendJob, type BackendOutput, type BackendStatus, type CancelOutcome, type OutputFile } from '../types.js';
 import { AFTER_WORK, AT_SUBMIT, faultOf } from './faults.js';
 import { effectiveSeed, seededRandom } from './random.js';
 import { removeLeftovers, writeAtomically } from './output.js';
@@ -39,7 +39,8 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : und
  */
 export class LocalBackend implements Backend {
   readonly name = 'local';
-  private readonly inFlight = new Map<string, Promise<void>>();
+  /** Renders in progress by cache key: the tasks waiting for each, and what stops it when none is left. */
+  private readonly inFlight = new Map<string, { done: Promise<void>; waiters: Set<string>; controller: AbortController }>();
   /** The one clean-up of leftovers per process, before its first use of the cache. */
   private leftovers: Promise<unknown> | null = null;
 
@@ -93,7 +94,7 @@ export class LocalBackend implements Backend {
     if (job.kind === 'image') {
       const format = input.output_format === 'jpeg' ? 'jpeg' : 'png';
       const params = { aspectRatio: str(input.aspect_ratio), sizeClass: str(input.resolution), format, seed, prompt } as const;
-      const file = await this.cached('image', params, format === 'png' ? 'png' : 'jpg', (dst) => renderImage(params, dst));
+      const file = await this.cached(job.taskId, 'image', params, format === 'png' ? 'png' : 'jpg', (dst) => renderImage(params, dst));
       return { files: [{ path: file, mime: format === 'png' ? 'image/png' : 'image/jpeg' }] };
     }
     if (job.kind === 'music') {
@@ -102,7 +103,7 @@ export class LocalBackend implements Backend {
       const key = renderKey('tracks', params);
       const dst = [path.join(this.options.cacheDir, `${key}-1.mp3`), path.join(this.options.cacheDir, `${key}-2.mp3`)] as const;
       // Each track lands whole (renderTracks writes atomically); a cache hit needs both.
-      await this.once(key, dst, () => renderTracks(params, dst));
+      await this.once(job.taskId, key, dst, (signal) => renderTracks(params, dst, signal));
       return { files: dst.map((p) => ({ path: p, mime: 'audio/mpeg' })), durationSeconds: seconds };
     }
     const seconds = this.videoSeconds(job, seed, prompt);
@@ -116,20 +117,33 @@ export class LocalBackend implements Backend {
       prompt,
       container,
     } as const;
-    const video = await this.cached('video', params, container, (dst) => renderVideo(params, dst));
+    const video = await this.cached(job.taskId, 'video', params, container, (dst, signal) => renderVideo(params, dst, signal));
     const out: { files: OutputFile[]; durationSeconds: number; lastFrame?: OutputFile } = {
       files: [{ path: video, mime: container === 'mov' ? 'video/quicktime' : 'video/mp4' }],
       durationSeconds: seconds,
     };
     if (input.return_last_frame === true) {
-      const frame = await this.cached('last-frame', params, 'png', (dst) => writeAtomically(dst, (tmp) => lastFrame(video, tmp)));
+      const frame = await this.cached(job.taskId, 'last-frame', params, 'png', (dst, signal) =>
+        writeAtomically(dst, (tmp) => lastFrame(video, tmp, { signal })),
+      );
       out.lastFrame = { path: frame, mime: 'image/png' };
     }
     return out;
   }
 
-  async cancel(): Promise<void> {
-    // Nothing runs between steps: a cancelled job is simply never asked for again.
+  /**
+   * Always `cancelled`: nothing is billed and no job is kept between steps, so a cancelled job is
+   * simply never asked for again. A render in progress for the task is stopped (ffmpeg killed) unless
+   * another task waits for the same render; the step that waited for it ends with no result to record.
+   */
+  async cancel(job: BackendJob): Promise<CancelOutcome> {
+    for (const [key, render] of this.inFlight) {
+      if (!render.waiters.delete(job.taskId)) continue;
+      if (render.waiters.size > 0) continue;
+      render.controller.abort(new Error(`task ${job.taskId} was cancelled`));
+      this.inFlight.delete(key);
+    }
+    return 'cancelled';
   }
 
   /** Length of the video: the clip's length in edit mode, a seeded length when automatic, else the duration. */
@@ -146,29 +160,45 @@ export class LocalBackend implements Backend {
   }
 
   /** The cached render of `params`, rendering it first when missing. */
-  private async cached(kind: string, params: object, ext: string, render: (dst: string) => Promise<unknown>): Promise<string> {
+  private async cached(
+    taskId: string,
+    kind: string,
+    params: object,
+    ext: string,
+    render: (dst: string, signal: AbortSignal) => Promise<unknown>,
+  ): Promise<string> {
     const dst = path.join(this.options.cacheDir, `${renderKey(kind, params)}.${ext}`);
-    await this.once(dst, [dst], () => render(dst));
+    await this.once(taskId, dst, [dst], (signal) => render(dst, signal));
     return dst;
   }
 
   /**
-   * Renders at most once at a time per key in this process; files already there are reused. Every
+   * Renders at most once at a time per key in this process for every task that asks (`taskId`); files already there are reused. Every
    * renderer writes atomically (temporary name, then rename), so a process killed mid-render leaves
    * no partial file under a cache name; a render of several files counts only when all are there.
    */
-  private async once(key: string, files: readonly string[], render: () => Promise<unknown>): Promise<void> {
+  private async once(taskId: string, key: string, files: readonly string[], render: (signal: AbortSignal) => Promise<unknown>): Promise<void> {
     await this.removeLeftovers();
     if ((await Promise.all(files.map(exists))).every(Boolean)) return;
     let running = this.inFlight.get(key);
     if (!running) {
-      running = (async () => {
+      const controller = new AbortController();
+      const entry = { waiters: new Set<string>(), controller, done: Promise.resolve() };
+      entry.done = (async () => {
         await mkdir(this.options.cacheDir, { recursive: true });
-        await render();
-      })().finally(() => this.inFlight.delete(key));
-      this.inFlight.set(key, running);
+        await render(controller.signal);
+      })().finally(() => {
+        if (this.inFlight.get(key) === entry) this.inFlight.delete(key);
+      });
+      this.inFlight.set(key, entry);
+      running = entry;
     }
-    await running;
+    running.waiters.add(taskId);
+    try {
+      await running.done;
+    } finally {
+      running.waiters.delete(taskId);
+    }
   }
 
   /**

@@ -56,7 +56,7 @@ function described(file: string, mime: string, info: MediaInfo): RenderedFile {
  * Renders an H.264/yuv420p video (AAC tone when withAudio) of the requested resolution, aspect ratio and length:
  * a seeded background with two moving boxes. Flat colour keeps ultrafast x264 quick; returns the probed file.
  */
-export async function renderVideo(params: VideoRenderParams, dst: string): Promise<RenderedFile> {
+export async function renderVideo(params: VideoRenderParams, dst: string, signal?: AbortSignal): Promise<RenderedFile> {
   checkSeconds(params.seconds, 'renderVideo');
   const { width, height } = videoSize(params.resolution, params.aspectRatio);
   const random = seededRandom(effectiveSeed(params.seed, params.prompt));
@@ -103,7 +103,7 @@ export async function renderVideo(params: VideoRenderParams, dst: string): Promi
   ];
   const op = `renderVideo ${params.resolution} ${width}x${height} ${seconds}s -> ${dst}`;
   const info = await writeAtomically(dst, async (tmp) => {
-    await runFfmpeg([...args, fileArg(tmp)], op, { timeoutMs: 5 * 60_000 });
+    await runFfmpeg([...args, fileArg(tmp)], op, { timeoutMs: 5 * 60_000, ...(signal ? { signal } : {}) });
     return probe(tmp);
   });
   return described(dst, container === 'mov' ? 'video/quicktime' : 'video/mp4', info);
@@ -113,7 +113,7 @@ export async function renderVideo(params: VideoRenderParams, dst: string): Promi
  * Renders the two music tracks of one run as MP3s: audibly different (a pulsing tone and a beeping one at
  * other pitches), same length. Returns both, probed.
  */
-export async function renderTracks(params: TracksRenderParams, dst: readonly [string, string]): Promise<[RenderedFile, RenderedFile]> {
+export async function renderTracks(params: TracksRenderParams, dst: readonly [string, string], signal?: AbortSignal): Promise<[RenderedFile, RenderedFile]> {
   checkSeconds(params.seconds, 'renderTracks');
   const random = seededRandom(effectiveSeed(params.seed, params.prompt));
   const seconds = String(params.seconds);
@@ -132,7 +132,7 @@ export async function renderTracks(params: TracksRenderParams, dst: readonly [st
     const args = ['-f', 'lavfi', '-i', input, '-af', filter, '-c:a', 'libmp3lame', '-b:a', '128k', '-compression_level', '9'];
     const title = ['-metadata', `title=GenGate local track ${i + 1}`, '-f', 'mp3'];
     const info = await writeAtomically(file, async (tmp) => {
-      await runFfmpeg([...args, ...title, fileArg(tmp)], `renderTracks track ${i + 1} -> ${file}`, { timeoutMs: 5 * 60_000 });
+      await runFfmpeg([...args, ...title, fileArg(tmp)], `renderTracks track ${i + 1} -> ${file}`, { timeoutMs: 5 * 60_000, ...(signal ? { signal } : {}) });
       return probe(tmp);
     });
     return described(file, 'audio/mpeg', info);

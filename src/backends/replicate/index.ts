@@ -1,6 +1,6 @@
 import { BackendFailure, type Backend, type BackendJob, type BackendOutput, type BackendStatus } from '../types.js';
 import type { UpstreamOptions } from '../upstream/types.js';
-import { checkMap, fetchOutputs, obj, str, transient } from '../upstream/util.js';
+import { cancelOutcome, checkMap, fetchOutputs, obj, str, transient } from '../upstream/util.js';
 import { createRefusal, kindOfPredictionError, outputLinks, replicateInput } from './input.js';
 
 /** Replicate's API host. */
@@ -94,8 +94,19 @@ export function createReplicateBackend(opts: UpstreamOptions): Backend {
       return { files: await fetchOutputs(http, job, outputLinks(p.output), opts.tmpDir, 'Replicate finished the prediction without any file') };
     },
 
-    async cancel(_job, ref) {
-      await http.json('POST', `${base}/v1/predictions/${encodeURIComponent(ref)}/cancel`, { headers: auth }).catch(() => undefined);
+    cancel(_job, ref) {
+      // The answer is the prediction: "canceled" (or "aborted", stopped before it started) is confirmed;
+      // "succeeded" or "failed" means it ended first; still running after the call is not confirmed.
+      return cancelOutcome(
+        () => http.json('POST', `${base}/v1/predictions/${encodeURIComponent(ref)}/cancel`, { headers: auth }),
+        (res) => {
+          if (res.status < 200 || res.status > 299) return 'unknown';
+          const status = obj(res.data).status;
+          if (status === 'canceled' || status === 'aborted') return 'cancelled';
+          if (status === 'succeeded' || status === 'failed') return 'not-cancellable';
+          return 'unknown';
+        },
+      );
     },
   };
 }

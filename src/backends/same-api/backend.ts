@@ -1,8 +1,17 @@
 import type { Files } from '../../files/index.js';
 import { NetError } from '../../net/index.js';
-import { applyMap, fetchResult, transient } from '../upstream/util.js';
+import { applyMap, cancelOutcome, fetchResult, transient } from '../upstream/util.js';
 import type { UpstreamOptions } from '../upstream/index.js';
-import { BackendFailure, type Backend, type BackendJob, type BackendOutput, type BackendStatus, type FailKind, type OutputFile } from '../types.js';
+import {
+  BackendFailure,
+  type Backend,
+  type BackendJob,
+  type BackendOutput,
+  type BackendStatus,
+  type CancelOutcome,
+  type FailKind,
+  type OutputFile,
+} from '../types.js';
 import { uploadLinks } from './media.js';
 import { boundedCache } from '../../cache.js';
 
@@ -101,8 +110,22 @@ export class SameApiBackend implements Backend {
     return { files: out, ...(duration !== undefined ? { durationSeconds: duration } : {}), ...(last ? { lastFrame: last } : {}) };
   }
 
-  /** The same API has no cancel: the upstream's own 20-minute limit ends the job (and refunds us). */
-  async cancel(): Promise<void> {}
+  /**
+   * POST /api/v1/jobs/cancel of the upstream (DECISIONS §22): 200 means it failed and refunded the task
+   * (to us); 409 means it cannot (the task is final there, or its own route could not cancel it); a
+   * 404 route (a service without cancel) or a foreign task cannot be cancelled either. Anything else is unclear.
+   */
+  cancel(_job: BackendJob, ref: string): Promise<CancelOutcome> {
+    return cancelOutcome(
+      () => this.opts.http.json('POST', `${this.opts.baseUrl}/api/v1/jobs/cancel`, { headers: this.headers, body: { taskId: ref } }),
+      (res) => {
+        const env = envelope(res.data);
+        if (res.status === 200 && env?.code === 200) return 'cancelled';
+        if (res.status === 409 || res.status === 404 || res.status === 405) return 'not-cancellable';
+        return 'unknown';
+      },
+    );
+  }
 
   /** recordInfo of the upstream task; transient trouble throws a plain Error (the engine asks again). */
   private async record(ref: string): Promise<Record<string, unknown>> {
@@ -146,6 +169,8 @@ export function failKind(code: unknown, type: unknown): FailKind {
       return 'generation';
     case 504:
       return 'timeout';
+    case 499:
+      return 'cancelled';
     case 500:
     case 503:
       return 'unavailable';

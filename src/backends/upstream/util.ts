@@ -3,8 +3,8 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../../config.js';
 import { NetError } from '../../net/index.js';
-import { BackendFailure, type BackendJob, type FailKind, type OutputFile } from '../types.js';
-import type { UpstreamHttp } from './http.js';
+import { BackendFailure, type BackendJob, type CancelOutcome, type FailKind, type OutputFile } from '../types.js';
+import type { JsonResponse, UpstreamHttp } from './http.js';
 
 /** A string field of an object, else undefined. */
 export const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
@@ -126,4 +126,18 @@ export async function fetchOutputs(http: UpstreamHttp, job: BackendJob, links: r
 export function transient(what: string, status: number, text: string): Error {
   const t = text.trim();
   return new Error(`${what}: upstream answered HTTP ${status}${t ? `: ${t.slice(0, 200)}` : ''}`);
+}
+
+/**
+ * A provider's answer to a cancel call as a CancelOutcome: `read` classifies the answer; a call that
+ * throws (network trouble, the guard's deadline) is `unknown`: the job may or may not have stopped.
+ */
+export async function cancelOutcome(call: () => Promise<JsonResponse>, read: (res: JsonResponse) => CancelOutcome): Promise<CancelOutcome> {
+  let res: JsonResponse;
+  try {
+    res = await call();
+  } catch {
+    return 'unknown';
+  }
+  return read(res);
 }
