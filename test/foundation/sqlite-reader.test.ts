@@ -9,6 +9,7 @@ import { openDatabase, type Database } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { insertRow, precompile } from '../../src/store/prepared.js';
 import type { DB } from '../../src/store/schema.js';
+import { StoreMisuse } from '../../src/store/guards.js';
 
 /** A migrated SQLite database in a new folder, and another process's connection (the CLI) writing the same file. */
 async function openWithOther(prefix: string) {
@@ -63,8 +64,8 @@ describe('SQLite hot reads share a snapshot per turn', () => {
     await write((w) => w.updateTable('accounts').set({ name: 'third' }).where('id', '=', 'r1').execute());
   });
 
-  it('answers a read inside a transaction from the transaction, and a read outside from what is committed', async () => {
-    let inside: string | undefined;
+  it('answers a read outside an open transaction from what is committed, and refuses one inside it (guards on)', async () => {
+    let inside: unknown;
     let wrote!: () => void;
     const written = new Promise<void>((resolve) => (wrote = resolve));
     // Asked for outside the transaction (its own async context), while the transaction is open.
@@ -72,10 +73,11 @@ describe('SQLite hot reads share a snapshot per turn', () => {
     await database.tx(async (trx) => {
       await trx.updateTable('accounts').set({ name: 'uncommitted' }).where('id', '=', 'r1').execute();
       wrote();
-      inside = await nameOf('r1');
+      inside = await nameOf('r1').catch((e: unknown) => e);
       expect(await outside).toBe('third');
     });
-    expect(inside).toBe('uncommitted');
+    // The side connection cannot see the transaction's writes: the guard refuses the read (decision 0017).
+    expect(inside).toBeInstanceOf(StoreMisuse);
     expect(await nameOf('r1')).toBe('uncommitted');
   });
 
