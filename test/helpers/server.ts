@@ -26,7 +26,7 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-/** Starts the real app on 127.0.0.1:0 over a new database of `dialect`; `env` adds settings. */
+/** Starts the real app on 127.0.0.1 (port `env.PORT`, else any free one) over a new database of `dialect`; `env` adds settings. */
 export async function startServer(
   dialect: 'sqlite' | 'postgres',
   env: Record<string, string> = {},
@@ -38,7 +38,7 @@ export async function startServer(
   const services = await buildServices(config, opts);
   const app = buildApp(services);
   before?.(app, services);
-  await app.listen({ port: 0, host: '127.0.0.1' });
+  await app.listen({ port: config.PORT, host: '127.0.0.1' });
   const address = app.server.address();
   const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
   return {
