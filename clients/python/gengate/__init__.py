@@ -35,7 +35,7 @@ from .errors import (
     WaitTimeoutError,
     WebhookVerificationError,
 )
-from .models import Balance, CallbackStatus, CancelResult, CreatedTask, Model, Price, RunResult, Task, TaskError, TaskPage, UploadedFile
+from .models import Balance, CallbackStatus, CancelResult, CreatedTask, FileLink, Model, Price, RunResult, Task, TaskError, TaskPage, UploadedFile
 from .webhooks import sign_standard, verify_webhook
 
 __all__ = [
@@ -48,6 +48,7 @@ __all__ = [
     "CallbackStatus",
     "CancelResult",
     "CreatedTask",
+    "FileLink",
     "Model",
     "Price",
     "RunResult",

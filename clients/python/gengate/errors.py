@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from typing import Any, Dict, Mapping, Optional, Type
 
 
@@ -38,18 +39,19 @@ class APIError(GenGateError):
 
 
 class InvalidRequestError(APIError):
-    """400 ``invalid_request_error``: a bad body, input value, callBackUrl or Idempotency-Key."""
+    """400 ``invalid_request_error``: a bad body, input value, callBackUrl or Idempotency-Key.
+    The other refusals of the request itself (422, unknown model, content check) derive from it."""
 
 
-class ValidationError(APIError):
+class ValidationError(InvalidRequestError):
     """422 ``validation_error``: a required field is missing, or an upload was refused."""
 
 
-class UnsupportedModelError(APIError):
+class UnsupportedModelError(InvalidRequestError):
     """``unsupported_model``: the model is not a known id or alias."""
 
 
-class ContentRejectedError(APIError):
+class ContentRejectedError(InvalidRequestError):
     """400 ``nsfw_content_detected``: the content check refused the prompt or a photo; nothing was charged."""
 
 
@@ -129,13 +131,23 @@ class TaskFailedError(APIError):
 
     task: Any = None
 
+    @property
+    def task_id(self) -> Optional[str]:
+        return getattr(self.task, "task_id", None)
 
-class ConnectionError(GenGateError):  # noqa: A001 - the natural name inside this package
-    """GenGate could not be reached (refused connection, DNS, network timeout) after the retries."""
+    @property
+    def fail_code(self) -> int:
+        return self.status
 
 
-class WaitTimeoutError(GenGateError):
-    """``run`` or ``tasks.wait`` gave up before the task was final; ``task`` is its last view."""
+class ConnectionError(GenGateError, builtins.ConnectionError):  # noqa: A001 - the natural name inside this package
+    """GenGate could not be reached (refused connection, DNS, network timeout) after the retries.
+    Also a built-in ``ConnectionError``."""
+
+
+class WaitTimeoutError(GenGateError, builtins.TimeoutError):
+    """``run`` or ``tasks.wait`` gave up before the task was final (it goes on); ``task`` is its last view.
+    Also a built-in ``TimeoutError``."""
 
     def __init__(self, message: str, task: Any = None) -> None:
         super().__init__(message)

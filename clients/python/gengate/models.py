@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Dict, List, Optional
+from urllib.parse import unquote, urlsplit
 
 #: Task states, in lifecycle order; ``success`` and ``fail`` are final.
 STATES = ("waiting", "queuing", "generating", "success", "fail")
@@ -151,19 +152,40 @@ class CreatedTask:
                    idempotency_key=idempotency_key, raw=d)
 
 
+_KINDS = {"png": "image", "jpg": "image", "jpeg": "image", "webp": "image", "gif": "image",
+          "mp4": "video", "mov": "video", "webm": "video", "mp3": "audio", "wav": "audio", "m4a": "audio"}
+
+
+@dataclass(frozen=True)
+class FileLink:
+    """A result file: its link, its kind (``image``, ``video`` or ``audio``, by the name's extension) and name.
+    Links are kept 24 hours."""
+
+    url: str
+    kind: str
+    name: str
+
+    @classmethod
+    def of(cls, url: str, fallback: str = "image") -> "FileLink":
+        name = unquote(urlsplit(url).path.rsplit("/", 1)[-1]) or "file"
+        ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
+        return cls(url=url, kind=_KINDS.get(ext, fallback), name=name)
+
+
 @dataclass(frozen=True)
 class RunResult:
     """What ``run`` returns for a successful task: the file links, the price and the whole Task.
 
-    ``urls`` are the result files (an image or video each, or the two MP3 tracks of a music task);
-    ``cost_usd`` is what the task cost after any automatic-length refund (``credits_consumed``), and
-    ``list_price_usd`` its price."""
+    ``urls`` are the result files (an image or video each, or the two MP3 tracks of a music task) and
+    ``files`` the same as :class:`FileLink` with their kind; ``cost_usd`` is what the task cost (after
+    any automatic-length settlement), exact, and ``cost_micros`` the same in micro-USD."""
 
     task_id: str
     model: str
     urls: List[str]
+    files: List[FileLink]
     cost_usd: Decimal
-    list_price_usd: Optional[Decimal]
+    cost_micros: int
     cost_rub: Optional[float]
     duration: Optional[float]
     last_frame_url: Optional[str]
@@ -172,13 +194,14 @@ class RunResult:
     @classmethod
     def from_task(cls, task: Task) -> "RunResult":
         duration = task.result.get("duration") if task.result else None
-        consumed = task.credits_consumed
+        cost = task.cost_usd if task.cost_usd is not None else Decimal(0)
         return cls(
             task_id=task.task_id,
             model=task.model,
             urls=list(task.result_urls),
-            cost_usd=Decimal(str(consumed)) if consumed is not None else (task.cost_usd or Decimal(0)),
-            list_price_usd=task.cost_usd,
+            files=[FileLink.of(u) for u in task.result_urls],
+            cost_usd=cost,
+            cost_micros=int(cost * 1_000_000),
             cost_rub=task.cost_rub,
             duration=float(duration) if isinstance(duration, (int, float)) else None,
             last_frame_url=task.last_frame_url,

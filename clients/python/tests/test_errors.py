@@ -85,3 +85,21 @@ def test_price_calculator_refusal_names_the_parameter(gg: GenGate) -> None:
     assert e.value.status == 400 and e.value.error == "invalid_parameter" and e.value.field == "duration"
     with pytest.raises(UnsupportedModelError):
         gg.prices.calculate("no-such-model")
+
+
+def test_unreachable_server_is_a_connection_error() -> None:
+    import builtins
+
+    from gengate import ConnectionError as GenGateConnectionError
+
+    with GenGate(api_key="gg_x", base_url="http://127.0.0.1:9", max_retries=1) as nowhere:
+        with pytest.raises(GenGateConnectionError) as e:
+            nowhere.balance()
+    assert isinstance(e.value, builtins.ConnectionError) and "127.0.0.1:9" in str(e.value)
+
+
+def test_refusals_of_the_request_share_a_base_class(gg: GenGate) -> None:
+    with pytest.raises(InvalidRequestError):
+        gg.tasks.create("no-such-model", {"prompt": "x"})
+    with pytest.raises(InvalidRequestError):
+        gg.tasks.get("")

@@ -31,7 +31,7 @@ def test_wait_timeout_leaves_the_task_running(idle: GenGate) -> None:
     seen = []
     with pytest.raises(WaitTimeoutError) as e:
         idle.run("seedream-flash", {"prompt": "a slow kite"}, timeout=1.2, on_progress=seen.append)
-    assert e.value.task is not None and e.value.task.state == "waiting"
+    assert e.value.task is not None and e.value.task.state == "waiting" and isinstance(e.value, TimeoutError)
     assert [t.state for t in seen] == ["waiting"]  # called once: nothing changed
     idle.tasks.cancel(e.value.task.task_id)
 
