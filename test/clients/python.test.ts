@@ -35,8 +35,15 @@ function freePort(): Promise<number> {
   });
 }
 
+/** startServer on a port picked first; another process may take the port in between, so a taken one is tried again. */
 async function serverOn(dialect: 'sqlite' | 'postgres', env: Record<string, string>): Promise<TestServer> {
-  return startServer(dialect, { ...env, PORT: String(await freePort()) });
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startServer(dialect, { ...env, PORT: String(await freePort()) });
+    } catch (e) {
+      if ((e as { code?: string }).code !== 'EADDRINUSE' || attempt === 3) throw e;
+    }
+  }
 }
 
 /** Runs pytest; resolves with its exit code and output (never rejects on a failing suite). */
