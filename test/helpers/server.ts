@@ -26,7 +26,7 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-/** Starts the real app on 127.0.0.1:0 over a new database of `dialect`; `env` adds settings. */
+/** Starts the real app on 127.0.0.1 (port `env.PORT`, else any free one) over a new database of `dialect`; `env` adds settings. */
 export async function startServer(
   dialect: 'sqlite' | 'postgres',
   env: Record<string, string> = {},

@@ -1,0 +1,126 @@
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dialects } from '../helpers/db.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { makeClip, makeStill, makeTone } from '../media/helpers.js';
+import { FAST } from '../tasks/support.js';
+
+/**
+ * The Python SDK (clients/python) against live GenGates: its pytest suite runs with Debian's python3
+ * (CI installs python3-httpx and python3-pytest; .ci/run). Three servers: `main` (engine and callback
+ * delivery running, private addresses allowed so the suite's own webhook receiver on 127.0.0.1 gets
+ * deliveries), `idle` (no engine: tasks stay waiting, for cancel and paging) and `limited` (2 writes and
+ * 3 reads a second, for 429 handling). Each listens on a port chosen before it starts, so the file links
+ * it writes (PUBLIC_BASE_URL) reach it.
+ */
+
+const PYTHON = '/usr/bin/python3';
+const run = promisify(execFile);
+
+/** A free loopback port, for a server whose links must name its real address. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** startServer on a port picked first; another process may take the port in between, so a taken one is tried again. */
+async function serverOn(dialect: 'sqlite' | 'postgres', env: Record<string, string>): Promise<TestServer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startServer(dialect, { ...env, PORT: String(await freePort()) });
+    } catch (e) {
+      if ((e as { code?: string }).code !== 'EADDRINUSE' || attempt === 3) throw e;
+    }
+  }
+}
+
+/** Runs pytest; resolves with its exit code and output (never rejects on a failing suite). */
+function pytest(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(PYTHON, ['-m', 'pytest', 'clients/python/tests', '-q', '-p', 'no:cacheprovider', '-rfE'], {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', PYTHONDONTWRITEBYTECODE: '1', PYTHONPATH: path.resolve('clients/python'), ...env },
+    });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, output }));
+  });
+}
+
+/** Why PYTHON cannot run the suite (no python3, httpx or pytest), as a message saying what to install; null when it can. */
+async function pythonProblem(): Promise<string | null> {
+  const probe = await run(PYTHON, ['-c', 'import httpx, pytest; print(httpx.__version__, pytest.__version__)']).catch((e: Error & { stderr?: string }) => ({
+    stdout: '',
+    stderr: `${e.message}\n${e.stderr ?? ''}`,
+  }));
+  if (/^\d+\.\d+.* \d+\.\d+/.test(probe.stdout.trim())) return null;
+  return (
+    `the Python SDK's tests need Debian's python3 with httpx and pytest at ${PYTHON}; install them with ` +
+    `\`apt-get install -y python3 python3-httpx python3-pytest\` (.ci/run does this). The probe said:\n${probe.stderr}`
+  );
+}
+
+it(`${PYTHON} has httpx and pytest (CI: apt-get install python3-httpx python3-pytest)`, async () => {
+  expect(await pythonProblem()).toBeNull();
+});
+
+describe.each(dialects())('Python SDK against a live GenGate (%s)', (dialect) => {
+  let main: TestServer;
+  let idle: TestServer;
+  let limited: TestServer;
+  let media: string;
+  const env: Record<string, string> = {};
+
+  beforeAll(async () => {
+    main = await serverOn(dialect, { ...FAST, ALLOW_PRIVATE_NETWORK: 'true', CALLBACK_RETRY_DELAYS_MS: '200,500,1000' });
+    main.services.engine.start();
+    main.services.callbacks.start();
+    idle = await serverOn(dialect, FAST);
+    limited = await serverOn(dialect, { ...FAST, RATE_LIMIT_WRITE: '2', RATE_LIMIT_READ: '3', RATE_LIMIT_WINDOW_SECONDS: '1' });
+    limited.services.engine.start();
+    const rich = await main.account(100, 'python-sdk');
+    media = mkdtempSync(path.join(tmpdir(), 'gengate-py-'));
+    await Promise.all([
+      makeStill(path.join(media, 'photo.jpg'), '320x240'),
+      makeClip(path.join(media, 'clip.mp4'), { seconds: 3 }),
+      makeClip(path.join(media, 'clip.mov'), { seconds: 3 }),
+      makeTone(path.join(media, 'song.mp3'), 3),
+    ]);
+    Object.assign(env, {
+      GENGATE_BASE_URL: main.url,
+      GENGATE_API_KEY: rich.key,
+      GENGATE_WEBHOOK_SECRET: await main.services.accounts.webhookSecret(rich.id),
+      GENGATE_POOR_API_KEY: (await main.account(0, 'poor')).key,
+      GENGATE_IDLE_BASE_URL: idle.url,
+      GENGATE_IDLE_API_KEY: (await idle.account(10, 'idle')).key,
+      GENGATE_LIMITED_BASE_URL: limited.url,
+      GENGATE_LIMITED_API_KEY: (await limited.account(10, 'limited')).key,
+      GENGATE_TEST_MEDIA: media,
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all([main?.close(), idle?.close(), limited?.close()]);
+    if (media) rmSync(media, { recursive: true, force: true });
+  });
+
+  it('passes the pytest suite of clients/python', async () => {
+    expect(await pythonProblem()).toBeNull();
+    const { code, output } = await pytest(env);
+    expect(code, `pytest failed (exit ${code}):\n${output}`).toBe(0);
+    expect(output).toMatch(/\d+ passed/);
+  }, 300_000);
+});
