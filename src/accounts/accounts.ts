@@ -12,6 +12,7 @@ import { BUDGET_PERIODS, describeBudget, type KeyBudget } from './budgets.js';
 import type { ApiKeysTable, KeyBudgetPeriod } from '../store/index.js';
 import { readByKey } from '../store/index.js';
 import type { SecretBox } from '../secrets/index.js';
+import { boundNewKey, checkCustody, checkExpiryBound, checkMakerBudget, keysMadeBy, makerId, OPERATOR, type KeyActor, type MakerBounds } from './custody.js';
 
 /** The dialects an account may be set to (DECISIONS §18, decision 0402): the SPEC shapes, or kie.ai's. */
 export const API_DIALECTS = ['gengate', 'kie'] as const satisfies readonly ApiDialect[];
@@ -111,6 +112,11 @@ export class Accounts {
   async list(): Promise<AccountView[]> {
     const rows = await this.database.db.selectFrom('accounts').selectAll().orderBy('created_at').orderBy('id').execute();
     return rows.map(accountView);
+  }
+
+  /** One account as its members and keys see it: without the webhook signing secret. */
+  async view(id: string): Promise<AccountView> {
+    return accountView(await this.row(this.database.db, id));
   }
 
   /** One account, with its webhook signing secret. */
@@ -216,10 +222,12 @@ export class Accounts {
   /**
    * Creates a key. `name` defaults to "key N" (N: the account's keys so far, plus one); `expiresAt`
    * must be in the future; `budget` limits what the key may spend per period (decision 1902).
+   * `by` is who makes it (decision 1907): a key that makes a key gives it no more than it has.
    */
   async createKey(
     accountId: string,
     opts: { name?: string; scopes?: string[]; models?: string[]; expiresAt?: number | null; budget?: KeyBudget | null },
+    by: KeyActor = OPERATOR,
   ): Promise<{ key: KeyView; apiKey: string }> {
     const scopes = checkScopes(opts.scopes ?? []);
     const models = (opts.models ?? []).map((m) => m.trim()).filter(Boolean);
@@ -230,8 +238,11 @@ export class Accounts {
     const now = this.clock.now();
     if (opts.expiresAt != null) checkExpiry(opts.expiresAt, now);
     if (opts.budget) checkBudget(opts.budget);
+    if (by.kind !== 'operator' && by.accountId !== accountId) throw Errors.notFound(`no account ${JSON.stringify(accountId)}`);
     return this.database.tx(async (trx) => {
       await this.row(trx, accountId);
+      let given = { scopes, models, expiresAt: opts.expiresAt ?? null };
+      if (by.kind === 'key') given = boundNewKey(await this.makerBounds(trx, by.keyId), { scopes, models, expiresAt: opts.expiresAt });
       const count = await trx
         .selectFrom('api_keys')
         .select((eb) => eb.fn.countAll<string | number>().as('n'))
@@ -240,7 +251,7 @@ export class Accounts {
       const { row, secret } = await insertKey(
         trx,
         accountId,
-        { name: name ?? `key ${Number(count?.n ?? 0) + 1}`, scopes, models, expiresAt: opts.expiresAt ?? null, budget: opts.budget ?? null },
+        { name: name ?? `key ${Number(count?.n ?? 0) + 1}`, ...given, budget: opts.budget ?? null, createdBy: makerId(by) },
         now,
       );
       return { key: keyView(row), apiKey: secret };
@@ -250,18 +261,24 @@ export class Accounts {
   /**
    * Changes a key's name, expiry or budget; `null` removes an expiry or a budget. A budget given
    * with only one of amount and period keeps the other from the key's current budget. Answers
-   * the key with its spend in the current period.
+   * the key with its spend in the current period. `by` must be allowed to manage the key (decision 1907).
    */
   async updateKey(
     keyId: string,
     changes: { name?: string; expiresAt?: number | null; budget?: { micros?: number; period?: KeyBudgetPeriod } | null },
+    by: KeyActor = OPERATOR,
   ): Promise<KeyView> {
     const name = changes.name === undefined ? undefined : checkKeyName(changes.name);
     const now = this.clock.now();
     if (changes.expiresAt != null) checkExpiry(changes.expiresAt, now);
     return this.database
       .tx(async (trx) => {
-        const row = await this.keyRow(trx, keyId);
+        const row = await this.managedKey(trx, keyId, by);
+        if (by.kind === 'key') {
+          const maker = await this.makerBounds(trx, by.keyId);
+          checkMakerBudget(maker);
+          if (changes.expiresAt !== undefined) checkExpiryBound(maker, changes.expiresAt);
+        }
         const set: Partial<Pick<ApiKeysTable, 'name' | 'expires_at' | 'budget_micros' | 'budget_period'>> = {};
         if (name !== undefined) set.name = name;
         if (changes.expiresAt !== undefined) set.expires_at = changes.expiresAt;
@@ -324,15 +341,21 @@ export class Accounts {
     });
   }
 
-  /** Revokes a key at once; revoking twice keeps the first time. */
-  async revokeKey(keyId: string): Promise<KeyView> {
+  /**
+   * Revokes a key at once, and with it every key it made (directly or through keys it made), so a
+   * key made by a key never outlives it (decision 1907); revoking twice keeps the first time.
+   */
+  async revokeKey(keyId: string, by: KeyActor = OPERATOR): Promise<KeyView> {
     return this.database
       .tx(async (trx) => {
-        const row = await trx.selectFrom('api_keys').selectAll().where('id', '=', keyId).executeTakeFirst();
-        if (!row) throw Errors.notFound(`no API key ${JSON.stringify(keyId)}`);
-        if (row.revoked_at == null) {
-          await trx.updateTable('api_keys').set({ revoked_at: this.clock.now() }).where('id', '=', keyId).execute();
-        }
+        const row = await this.managedKey(trx, keyId, by);
+        const made = keysMadeBy(keyId, await this.lineage(trx, row.account_id));
+        await trx
+          .updateTable('api_keys')
+          .set({ revoked_at: this.clock.now() })
+          .where('id', 'in', [keyId, ...made])
+          .where('revoked_at', 'is', null)
+          .execute();
         return keyView(await trx.selectFrom('api_keys').selectAll().where('id', '=', keyId).executeTakeFirstOrThrow());
       })
       .finally(this.accessChanged);
@@ -341,6 +364,31 @@ export class Accounts {
   async ledgerEntries(accountId: string): Promise<LedgerEntry[]> {
     await this.row(this.database.db, accountId);
     return this.ledger.entries(this.database.db, accountId);
+  }
+
+  /** The key, if `by` may manage it: 404 for an unknown key or another account's, 403 for one it may not (decision 1907). */
+  private async managedKey(trx: Kysely<DB>, keyId: string, by: KeyActor): Promise<ApiKeysTable> {
+    const row = await this.keyRow(trx, keyId);
+    if (by.kind !== 'operator') checkCustody(by, row, await this.lineage(trx, row.account_id));
+    return row;
+  }
+
+  /** Who made each key of the account. */
+  private lineage(trx: Kysely<DB>, accountId: string) {
+    return trx.selectFrom('api_keys').select(['id', 'created_by']).where('account_id', '=', accountId).execute();
+  }
+
+  /** What the acting key has, which bounds the keys it makes. */
+  private async makerBounds(trx: Kysely<DB>, keyId: string): Promise<MakerBounds> {
+    const row = await this.keyRow(trx, keyId);
+    const view = keyView(row);
+    return {
+      keyId,
+      scopes: view.scopes,
+      models: view.models,
+      expiresAt: row.expires_at == null ? null : Number(row.expires_at),
+      hasBudget: view.budget !== null,
+    };
   }
 
   private async keyRow(db: Kysely<DB>, keyId: string): Promise<ApiKeysTable> {

@@ -3,9 +3,10 @@ import type { Clock } from '../clock.js';
 import { Errors } from '../errors.js';
 import { budgetOf, hashKey, type Scope } from './keys.js';
 import type { KeyBudget } from './budgets.js';
-import type { KeyBudgetPeriod } from '../store/index.js';
+import type { KeyBudgetPeriod, MemberRole } from '../store/index.js';
 import { precompile } from '../store/index.js';
 import { boundedCache } from '../cache.js';
+import type { KeyActor } from './custody.js';
 
 /** The caller behind a valid key. */
 export interface Principal {
@@ -19,6 +20,8 @@ export interface Principal {
   dialect: ApiDialect;
   /** The key's spend limit (createTask checks it in its transaction), or null. */
   budget: KeyBudget | null;
+  /** The signed-in member of a session (decision 1903); missing or null for a key and a key-opened session. */
+  member?: { id: string; role: MemberRole } | null;
 }
 
 const BEARER = /^Bearer +([A-Za-z0-9_-]{1,200}) *$/;
@@ -155,6 +158,13 @@ export class Authenticator {
       .tx((w) => w.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', keyId).execute(), { atomic: false })
       .catch(() => this.lastUsedWritten.delete(keyId));
   }
+}
+
+/** Who acts on keys for this caller (decision 1907): its member, or else its key (a key-opened session: the key that opened it). */
+export function actorOf(p: Principal): KeyActor {
+  return p.member
+    ? { kind: 'member', accountId: p.accountId, memberId: p.member.id, role: p.member.role }
+    : { kind: 'key', accountId: p.accountId, keyId: p.keyId };
 }
 
 /** True when the key may use `model` (no allowlist means every model). */

@@ -6,10 +6,11 @@ import { randomId } from '../ids.js';
 import type { KeyBudget } from './budgets.js';
 
 /**
- * The scopes a key may be limited to (DECISIONS §12; `billing`: start card top-ups, decision 1904).
+ * The scopes a key may be limited to (DECISIONS §12; `billing`: start card top-ups, decision 1904;
+ * `keys:read` and `keys:write`: list and manage the account's keys, decision 1907).
  * A key with no scopes list may do everything.
  */
-export const SCOPES = ['tasks:write', 'tasks:read', 'files:write', 'balance:read', 'billing'] as const;
+export const SCOPES = ['tasks:write', 'tasks:read', 'files:write', 'balance:read', 'billing', 'keys:read', 'keys:write'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /** What an operator sees of a key; never the key itself or its hash. */
@@ -27,6 +28,8 @@ export interface KeyView {
   expiresAt: string | null;
   /** The spend limit, or null (only the balance limits the key). */
   budget: { amount: string; amountMicros: number; period: KeyBudgetPeriod } | null;
+  /** Who made the key: a member id, a key id, or null for the operator (decision 1907). */
+  createdBy: string | null;
   /** Spent in the budget's current period (in total without a budget): charges less their refunds. Only in lists and updates. */
   spent?: string;
   spentMicros?: number;
@@ -59,6 +62,7 @@ export function keyView(row: ApiKeysTable): KeyView {
     revokedAt: iso(row.revoked_at),
     lastUsedAt: iso(row.last_used_at),
     expiresAt: iso(row.expires_at),
+    createdBy: row.created_by ?? null,
     budget: budgetOf(row) && { amount: formatUsd(Number(row.budget_micros), 4), amountMicros: Number(row.budget_micros), period: row.budget_period! },
   };
 }
@@ -75,6 +79,8 @@ export interface KeyOptions {
   models?: string[] | null;
   expiresAt?: number | null;
   budget?: KeyBudget | null;
+  /** The member or key that makes it; null or missing: the operator. */
+  createdBy?: string | null;
 }
 
 /** Inserts a key for the account inside the caller's transaction; returns the row and the secret (shown once). */
@@ -94,6 +100,7 @@ export async function insertKey(trx: Kysely<DB>, accountId: string, opts: KeyOpt
     expires_at: opts.expiresAt ?? null,
     budget_micros: opts.budget?.micros ?? null,
     budget_period: opts.budget?.period ?? null,
+    created_by: opts.createdBy ?? null,
   };
   await trx.insertInto('api_keys').values(row).execute();
   return { row, secret };

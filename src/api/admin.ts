@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { API_DIALECTS, BUDGET_PERIODS, parseIsoTime } from '../accounts/index.js';
+import { API_DIALECTS } from '../accounts/index.js';
 import { entriesCsv, entryView, parseSignedUsd, parseUsd } from '../billing/index.js';
 import type { Config } from '../config.js';
 import { parseWith, type ErrorKind } from '../errors.js';
@@ -7,11 +7,9 @@ import type { Services } from '../services.js';
 import type { Answer, Operation, Reply } from './operation.js';
 import * as S from './schemas.js';
 import { AdminTopups, adminTopupsQuery } from './payments.js';
+import { usd } from './fields.js';
+import { keyBodies, readKeyChanges, readNewKey } from './key-bodies.js';
 
-const usd = z
-  .union([z.string(), z.number()])
-  .refine((v) => parseUsd(v) !== null, 'must be a USD amount such as "10" or "2.50" (at most 6 decimals)')
-  .describe('USD amount, e.g. "10" or "2.50" (at most 6 decimals)');
 const rateLimit = z.number().int().min(1).max(1_000_000_000).nullable();
 const signedUsd = z
   .union([z.string(), z.number()])
@@ -20,39 +18,13 @@ const signedUsd = z
     'must be a non-zero USD amount, positive to credit and negative to debit, such as "1.50" or "-2"',
   )
   .describe('Signed USD amount: positive credits, negative debits, e.g. "+1.50" or "-2" (at most 6 decimals)');
-const isoTime = z
-  .string()
-  .refine((v) => parseIsoTime(v) !== null, 'must be an ISO 8601 time with its zone, such as "2026-12-31T23:59:59Z", or a date')
-  .describe('ISO 8601 time with its zone, e.g. "2026-12-31T23:59:59Z", or a date (midnight UTC)');
-const budgetPeriod = z.enum(BUDGET_PERIODS).describe('total, or per UTC day or month');
-const keyName = z.string().min(1).max(100);
-const keyBudget = z.object({ amount: usd, period: budgetPeriod.optional().describe('total (the default), day or month; days and months in UTC') }).strict();
 
 /** Admin API bodies (/admin/v1/*): the routes parse with them and the OpenAPI document shows them. */
 export const adminBodies = {
   createAccount: z.object({ name: z.string().min(1).max(200), balance: usd.optional() }).strict(),
   topup: z.object({ amount: usd, note: z.string().max(500).optional() }).strict(),
-  createKey: z
-    .object({
-      name: keyName.optional().describe('Defaults to "key N"'),
-      scopes: z.array(z.string()).optional(),
-      models: z.array(z.string()).optional(),
-      expiresAt: isoTime.nullable().optional(),
-      budget: keyBudget.nullable().optional(),
-    })
-    .strict(),
-  updateKey: z
-    .object({
-      name: keyName.optional(),
-      expiresAt: isoTime.nullable().optional().describe('null removes the expiry'),
-      budget: z
-        .object({ amount: usd.optional(), period: budgetPeriod.optional() })
-        .strict()
-        .nullable()
-        .optional()
-        .describe("null removes the budget; a missing amount or period keeps the key's current one"),
-    })
-    .strict(),
+  createKey: keyBodies.create,
+  updateKey: keyBodies.update,
   adjust: z.object({ amount: signedUsd, reason: z.string().min(1).max(500).describe('Why: shown in the ledger') }).strict(),
   limits: z.object({ write: rateLimit.optional(), read: rateLimit.optional() }).strict(),
   dialect: z
@@ -99,8 +71,6 @@ const modelId = (call: AdminCall) => {
   }
 };
 const data = async (value: Promise<unknown>): Promise<Answer> => ({ data: await value });
-const time = (v: string | null | undefined) => (v == null ? v : parseIsoTime(v)!);
-const money = (v: string | number | undefined) => (v === undefined ? undefined : parseUsd(v)!);
 
 /** The admin API (/admin/v1/*, bearer ADMIN_TOKEN); registered only when ADMIN_TOKEN is set. */
 export const ADMIN_OPERATIONS: AdminOperation[] = [
@@ -207,11 +177,7 @@ export const ADMIN_OPERATIONS: AdminOperation[] = [
       body: adminBodies.createKey,
       ok: env(S.KeyCreated, 'The key and its secret (shown only here)'),
     },
-    (s, call) => {
-      const body = parseWith(adminBodies.createKey, call.body, '');
-      const budget = body.budget && { micros: parseUsd(body.budget.amount)!, period: body.budget.period ?? 'total' };
-      return data(s.accounts.createKey(id(call), { ...body, expiresAt: time(body.expiresAt), budget }));
-    },
+    (s, call) => data(s.accounts.createKey(id(call), readNewKey(call.body))),
   ),
   op(
     {
@@ -223,11 +189,7 @@ export const ADMIN_OPERATIONS: AdminOperation[] = [
       body: adminBodies.updateKey,
       ok: env(S.ApiKey, 'The key with its spend in the current period'),
     },
-    (s, call) => {
-      const body = parseWith(adminBodies.updateKey, call.body, '');
-      const budget = body.budget && { micros: money(body.budget.amount), period: body.budget.period };
-      return data(s.accounts.updateKey(id(call), { name: body.name, expiresAt: time(body.expiresAt), budget }));
-    },
+    (s, call) => data(s.accounts.updateKey(id(call), readKeyChanges(call.body))),
   ),
   op(
     {

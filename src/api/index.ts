@@ -18,6 +18,8 @@ export { balance, balanceView } from './balance.js';
 export { createTopup, listTopups, topupBody } from './payments.js';
 export { ADMIN_OPERATIONS, adminBodies, adminIdParams, type AdminOperation, type AdminCall } from './admin.js';
 export { calculatorParams } from './pricing.js';
+export { listKeys, createKey, updateKey, revokeKey, getAccount, AccountAnswer } from './keys.js';
+export { keyBodies } from './key-bodies.js';
 export { AUTH_OPERATIONS, SESSION_COOKIE, CSRF_HEADER, type AuthOperation, type AuthCall, type AuthAnswer, type SessionNeed } from './auth/index.js';
 export { chatCredit } from './kie/credit.js';
 export { downloadUrl, downloadUrlBody, DOWNLOAD_LINK_MS } from './kie/download-url.js';

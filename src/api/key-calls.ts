@@ -10,6 +10,8 @@ const GROUP_OF_SCOPE: Record<Scope, 'write' | 'read'> = {
   'tasks:read': 'read',
   'balance:read': 'read',
   billing: 'write',
+  'keys:read': 'read',
+  'keys:write': 'write',
 };
 
 const WHAT: Record<LimitGroup, string> = {

@@ -57,6 +57,8 @@ export interface Operation {
 /** What a keyed call brings, whichever face (REST route, MCP tool) it came through. */
 export interface KeyedCall {
   principal: Principal;
+  /** Path parameters (`:id`) of a REST route; missing for MCP tools. */
+  params?: unknown;
   query: unknown;
   body: unknown;
   headers: IncomingHttpHeaders;

@@ -15,6 +15,7 @@ import { recordInfo } from './tasks/record-info.js';
 import { chatCredit } from './kie/credit.js';
 import { downloadUrl } from './kie/download-url.js';
 import { KIE_UPLOADS } from './kie/uploads.js';
+import { createKey, getAccount, listKeys, revokeKey, updateKey } from './keys.js';
 
 /**
  * Every HTTP operation GenGate serves, in one table: the OpenAPI document is generated from it
@@ -38,6 +39,11 @@ export const KEYED_OPERATIONS: KeyedOperation[] = [
   downloadUrl,
   createTopup,
   listTopups,
+  getAccount,
+  listKeys,
+  createKey,
+  updateKey,
+  revokeKey,
 ];
 
 /** Every operation, in the order of the OpenAPI document. */
@@ -61,6 +67,11 @@ export const OPERATIONS: Operation[] = [
     errors: ['missing_field', 'upload_rejected', 'invalid_request'],
   },
   balance.spec,
+  getAccount.spec,
+  listKeys.spec,
+  createKey.spec,
+  updateKey.spec,
+  revokeKey.spec,
   {
     method: 'get',
     path: '/api/v1/models',

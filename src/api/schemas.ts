@@ -209,6 +209,7 @@ export const ApiKey = z.object({
   revokedAt: z.string().nullable(),
   lastUsedAt: z.string().nullable(),
   expiresAt: z.string().nullable().describe('ISO 8601; after it the key answers 401. null: never'),
+  createdBy: z.string().nullable().describe('Who made the key: a member id (mem_...), a key id (key_...), or null for the operator (decision 1907)'),
   budget: z
     .object({ amount: z.string(), amountMicros: z.number().int(), period: z.enum(['total', 'day', 'month']) })
     .nullable()

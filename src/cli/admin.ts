@@ -157,7 +157,7 @@ export function addAdminCommands(program: Command, run: Run, out: Out) {
     .command('create')
     .requiredOption('--account <id>', 'account id')
     .option('--name <name>', 'a name people recognise (default: "key N")')
-    .option('--scopes <list>', 'comma-separated: tasks:write,tasks:read,files:write,balance:read,billing')
+    .option('--scopes <list>', 'comma-separated: tasks:write,tasks:read,files:write,balance:read,billing,keys:read,keys:write')
     .option('--models <list>', 'comma-separated model allowlist')
     .option('--expires <time>', 'ISO 8601 time after which the key answers 401')
     .option('--budget <usd>', 'spend limit in USD per --budget-period')

@@ -22,7 +22,8 @@ export function mountKeyed(app: FastifyInstance, services: Services, op: KeyedOp
     url: op.spec.path,
     config: { cors: 'keyed' },
     preHandler: requireKey(services, op.spec.scope),
-    handler: async (req, reply) => send(reply, await handle({ principal: principalOf(req), query: req.query, body: req.body, headers: req.headers })),
+    handler: async (req, reply) =>
+      send(reply, await handle({ principal: principalOf(req), params: req.params, query: req.query, body: req.body, headers: req.headers })),
   });
 }
 

@@ -62,6 +62,7 @@ export function sessionPrincipal(session: SessionInfo, scope: Scope): Principal 
     limits: session.limits,
     dialect: session.dialect,
     budget: session.budget,
+    member: session.member && { id: session.member.id, role: session.member.role },
   };
 }
 

@@ -38,6 +38,8 @@ export interface ApiKeysTable {
   /** The key's spend limit in micro-USD per `budget_period`; null: no limit beyond the balance. */
   budget_micros: number | null;
   budget_period: KeyBudgetPeriod | null;
+  /** Who made the key: a member id (`mem_...`), a key id (`key_...`), or null for the operator (decision 1907). */
+  created_by: string | null;
 }
 
 /** The period a key's budget counts over; days and months are UTC (decision 1902). */

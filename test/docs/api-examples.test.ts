@@ -13,7 +13,7 @@ import { FAST, settle, resultUrls } from '../tasks/support.js';
  * order, so the examples cannot rot. Placeholders (documented at the top of docs/api.md): the base
  * address http://127.0.0.1:8080, $GENGATE_KEY, $ADMIN_TOKEN, and the example task and file ids,
  * which stand for the task the createTask example creates ($FILE_URL: its file's link as the server wrote it; and the Suno task id for the one the
- * /generate example creates), and the example account and key ids; upload examples find photo.jpg, clip.mov, clip.mp4 and song.mp3 in the current folder. A JSON block right after an example is
+ * /generate example creates), and the example account and key ids (and a key $GENGATE_KEY made); upload examples find photo.jpg, clip.mov, clip.mp4 and song.mp3 in the current folder. A JSON block right after an example is
  * its documented answer: every key it shows must be in the real answer.
  * The cancel example's task id
  * stands for a task created for it and kept waiting (the engine here finishes tasks at once).
@@ -28,6 +28,8 @@ const EXAMPLE_SUNO_TASK = 'tk_7Hq2Lm9Xc4Rt0Yp1Ws8Vb3';
 /** The account of $GENGATE_KEY, and another key of it, in the admin examples. */
 const EXAMPLE_ACCOUNT = 'acc_Q7mN2pX4r';
 const EXAMPLE_KEY = 'key_W3kT9vB6h';
+/** A key $GENGATE_KEY made (decision 1907): the customer key examples change and revoke it. */
+const EXAMPLE_OWN_KEY = 'key_R8dM4sJ2q';
 const EXAMPLE_CANCEL = 'tk_Wq7cN2xPz4RbT0sYh6Ld1A';
 /** Prepended to each example: curl reports the status of every answer after it. */
 const PRELUDE = `curl() { command curl -sS -w '\\n@@status %{http_code}\\n' "$@"; }\n`;
@@ -95,7 +97,10 @@ describe('curl examples of the docs run against a live server', () => {
     const account = await s.account(10);
     env.GENGATE_KEY = account.key;
     ids[EXAMPLE_ACCOUNT] = account.id;
+    const [first] = await s.services.accounts.listKeys(account.id);
     ids[EXAMPLE_KEY] = (await s.services.accounts.createKey(account.id, { name: 'docs' })).key.id;
+    const byKey = { kind: 'key' as const, accountId: account.id, keyId: first!.id };
+    ids[EXAMPLE_OWN_KEY] = (await s.services.accounts.createKey(account.id, { name: 'nightly job' }, byKey)).key.id;
     dir = mkdtempSync(path.join(tmpdir(), 'gengate-docs-'));
     // Upload examples send these files from the current folder (docs/api.md says which exist).
     await makeStill(path.join(dir, 'photo.jpg'));
