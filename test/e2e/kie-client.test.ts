@@ -45,7 +45,7 @@ function kieClient(apiBase: string, uploadBase: string, apiKey: string) {
     },
     uploadStream: async (bytes: Buffer, fileName: string) => {
       const form = new FormData();
-      form.append('file', new Blob([bytes]), fileName);
+      form.append('file', new Blob([new Uint8Array(bytes)]), fileName);
       form.append('uploadPath', 'images');
       form.append('fileName', fileName);
       const res = await fetch(`${uploadBase}/api/file-stream-upload`, { method: 'POST', headers: { Authorization: `Bearer ${apiKey}` }, body: form });
