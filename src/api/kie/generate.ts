@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { KIE_SUNO_VERSIONS } from '../../catalog/index.js';
 import { callBackUrl } from '../../tasks/index.js';
-import { idempotencyKey, readIdempotencyKey } from '../tasks/create-task.js';
+import { createdReply, idempotencyHeader, idempotencyKey } from '../tasks/create-task.js';
 import type { KeyedOperation } from '../operation.js';
 import * as S from '../schemas.js';
 
@@ -49,10 +49,7 @@ export const sunoGenerate: KeyedOperation = {
   handler:
     (services) =>
     async ({ principal, body, headers }) => {
-      const header = headers['idempotency-key'];
-      const key = readIdempotencyKey(Array.isArray(header) ? header.join(',') : header, 'Idempotency-Key');
-      const created = await services.tasks.createSuno(principal, body, key);
-      const data = { taskId: created.taskId };
-      return created.replayed ? { data, headers: { 'idempotent-replayed': 'true' } } : { data };
+      const created = await services.tasks.createSuno(principal, body, idempotencyHeader(headers));
+      return createdReply(created, { taskId: created.taskId });
     },
 };

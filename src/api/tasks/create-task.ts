@@ -22,6 +22,17 @@ export function readIdempotencyKey(value: unknown, name: string): string | undef
   );
 }
 
+/** The Idempotency-Key header of a create (a repeated header counts as its joined text). */
+export function idempotencyHeader(headers: Record<string, string | string[] | undefined>): string | undefined {
+  const header = headers['idempotency-key'];
+  return readIdempotencyKey(Array.isArray(header) ? header.join(',') : header, 'Idempotency-Key');
+}
+
+/** A create's answer: `data`, marked `idempotent-replayed: true` when the key found an earlier task. */
+export function createdReply<T>(created: { replayed: boolean }, data: T) {
+  return created.replayed ? { data, headers: { 'idempotent-replayed': 'true' } } : { data };
+}
+
 /** POST /api/v1/jobs/createTask (SPEC endpoint 1); the MCP tool create_task reads its key with the same rule. */
 export const createTask: KeyedOperation = {
   spec: {
@@ -45,10 +56,7 @@ export const createTask: KeyedOperation = {
   handler:
     (services) =>
     async ({ principal, body, headers }) => {
-      const header = headers['idempotency-key'];
-      const key = readIdempotencyKey(Array.isArray(header) ? header.join(',') : header, 'Idempotency-Key');
-      const created = await services.tasks.create(principal, body, key);
-      const data = { taskId: created.taskId, task_id: created.taskId, status: 'submitted' };
-      return created.replayed ? { data, headers: { 'idempotent-replayed': 'true' } } : { data };
+      const created = await services.tasks.create(principal, body, idempotencyHeader(headers));
+      return createdReply(created, { taskId: created.taskId, task_id: created.taskId, status: 'submitted' });
     },
 };
