@@ -7,6 +7,7 @@ import type { Services } from '../services.js';
 import type { Answer, Operation, Reply } from './operation.js';
 import * as S from './schemas.js';
 import { AdminTopups, adminTopupsQuery } from './payments.js';
+import { reportAnswer, ReportAnswer, reportQuery, usageAnswer, UsageAnswer, usageQuery } from './usage.js';
 
 const usd = z
   .union([z.string(), z.number()])
@@ -315,5 +316,33 @@ export const ADMIN_OPERATIONS: AdminOperation[] = [
       if ((call.query as { format?: string }).format === 'csv') return { body: entriesCsv(entries), type: 'text/csv; charset=utf-8' };
       return { data: entries.map(entryView) };
     },
+  ),
+  op(
+    {
+      method: 'get',
+      path: '/admin/v1/accounts/:id/usage',
+      id: 'adminUsage',
+      summary: "An account's spend per UTC day, model or key, net of refunds (?format=csv for CSV; as GET /api/v1/usage)",
+      params: adminAccount,
+      query: usageQuery,
+      ok: env(UsageAnswer, 'Spend per group, with the total (format=csv: text/csv)'),
+    },
+    async (s, call) => {
+      const account = await s.accounts.get(id(call));
+      return usageAnswer(s, account.id, call.query);
+    },
+  ),
+  op(
+    {
+      method: 'get',
+      path: '/admin/v1/report',
+      id: 'adminReport',
+      summary: 'The money report: every movement of the balances per UTC day or month, and the reconciliation (?format=csv for CSV)',
+      description:
+        'Top-ups (operator and card), charges, refunds (full and partial), adjustments (credits and debits), Stripe refunds and disputes with their unpaid remainders; opening + movements = closing = the sum of the balances at the end of the period. Default period: the last 30 UTC days; at most 366 days by day, 3660 by month.',
+      query: reportQuery,
+      ok: env(ReportAnswer, 'The report (format=csv: text/csv, one line per period and a total line)'),
+    },
+    (s, call) => reportAnswer(s, call.query),
   ),
 ];
