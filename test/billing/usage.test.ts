@@ -100,7 +100,10 @@ describe.each(dialects())('usage from the ledger on %s', (dialect) => {
       'day,spent_usd,charged_usd,refunded_usd,tasks\n2026-03-09,1.000000,1.000000,0.000000,1\n2026-03-10,5.000000,5.500000,0.500000,3\n2026-03-11,-1.000000,0.000000,1.000000,0\n',
     );
     const keys = await fetch(`${s.url}/api/v1/usage?from=2026-03-10&to=2026-03-10&group=key&format=csv`, { headers: { authorization: `Bearer ${a.key}` } });
-    expect((await keys.text()).split('\n').slice(0, 2)).toEqual(['key_id,key_name,spent_usd,charged_usd,refunded_usd,tasks', `${alpha},alpha,3.000000,3.500000,0.500000,2`]);
+    expect((await keys.text()).split('\n').slice(0, 2)).toEqual([
+      'key_id,key_name,spent_usd,charged_usd,refunded_usd,tasks',
+      `${alpha},alpha,3.000000,3.500000,0.500000,2`,
+    ]);
   });
 
   it("shows an account only its own spend; the operator sees any account's", async () => {
@@ -116,6 +119,21 @@ describe.each(dialects())('usage from the ledger on %s', (dialect) => {
     expect((await admin('/accounts/acc_nope/usage')).status).toBe(404);
     // A key cannot ask for another account: there is no parameter for it.
     expect((await usage(b.key, `accountId=${a.id}`)).status).toBe(400);
+  });
+
+  it("works with a member's session instead of a key: the session's account only", async () => {
+    const member = await s.services.members.create(b.id, 'usage-reader@example.com', 'member', 'a long enough password 1');
+    expect(member).toBeTruthy();
+    const signin = await fetch(`${s.url}/api/v1/auth/signin`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'usage-reader@example.com', password: 'a long enough password 1' }),
+    });
+    expect(signin.status).toBe(200);
+    const cookie = signin.headers.get('set-cookie')!.split(';')[0]!;
+    const r = await fetch(`${s.url}/api/v1/usage?from=2026-03-10&to=2026-03-10&group=key`, { headers: { cookie } });
+    expect(r.status).toBe(200);
+    expect(((await r.json()) as { data: unknown }).data).toMatchObject({ accountId: b.id, total: { spent: '9.000000' } });
   });
 
   it('needs the balance:read scope', async () => {
