@@ -39,7 +39,9 @@ async function fill(database: Database, n: number): Promise<void> {
       await sql`insert into accounts (id, name, status, webhook_secret, balance_micros, created_at) ${series}
         select distinct ${account}, 'bench', 'active', 'x', 0, 0 from ${source} where i <= 40000`.execute(t);
       await sql`insert into tasks (id, account_id, model, state, param, input, price_micros, final_micros, backend, run_at, deadline_at, created_at, updated_at) ${series}
-        select 't' || i, ${account}, 'm' || (i % 12), 'success', '{}', '{}', 60000, 60000, 'local', 0, 0, ${sql.lit(START)} + cast(i as bigint) * ${sql.lit(step)}, 0 from ${source} where i % 10 < 8`.execute(t);
+        select 't' || i, ${account}, 'm' || (i % 12), 'success', '{}', '{}', 60000, 60000, 'local', 0, 0, ${sql.lit(START)} + cast(i as bigint) * ${sql.lit(step)}, 0 from ${source} where i % 10 < 8`.execute(
+        t,
+      );
       await sql`insert into ledger_entries (account_id, kind, amount_micros, balance_after_micros, task_id, reason, created_at, key_id, model) ${series}
         select ${account},
           case when i % 10 = 8 then 'refund' when i % 10 = 9 then 'topup' else 'charge' end,
@@ -91,10 +93,23 @@ export async function benchUsageOn(dialect: 'sqlite' | 'postgres', n = 1_000_000
         const rows = (await usageOf(db, account, w, group)).rows.length;
         const ms = await median(() => usageOf(db, account, w, group));
         const fullScanMs = await median(() => usageQuery(account, w, group, { unindexed: true }).execute(db));
-        queries.push({ name: `usage by ${group}`, account, rows, ms, fullScanMs, ratio: Math.round((fullScanMs / Math.max(ms, 0.01)) * 10) / 10, pass: ms < USAGE_GOAL_MS });
+        queries.push({
+          name: `usage by ${group}`,
+          account,
+          rows,
+          ms,
+          fullScanMs,
+          ratio: Math.round((fullScanMs / Math.max(ms, 0.01)) * 10) / 10,
+          pass: ms < USAGE_GOAL_MS,
+        });
       }
       const joined = (await joinedModel(account, w.from, w.to).execute(db)).rows.length;
-      queries.push({ name: 'usage by model through a join with tasks', account, rows: joined, ms: await median(() => joinedModel(account, w.from, w.to).execute(db)) });
+      queries.push({
+        name: 'usage by model through a join with tasks',
+        account,
+        rows: joined,
+        ms: await median(() => joinedModel(account, w.from, w.to).execute(db)),
+      });
     }
     const report = await moneyReport(db, w, 'day');
     queries.push({ name: 'money report by day (all accounts)', account: '*', rows: report.periods.length, ms: await median(() => moneyReport(db, w, 'day')) });

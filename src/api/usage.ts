@@ -6,15 +6,8 @@ import type { Answer, KeyedOperation } from './operation.js';
 
 const usd6 = z.string().describe('Signed USD with 6 decimals, e.g. "-1.250000"');
 const time = (what: string) =>
-  z
-    .string()
-    .max(40)
-    .optional()
-    .describe(`${what}: a date such as "2026-11-01" (UTC; as \`to\`, its whole day counts) or an ISO 8601 time with its zone`);
-const format = z
-  .enum(['json', 'csv'], { error: 'must be "json" or "csv"' })
-  .optional()
-  .describe('json (the default) or csv (text/csv with a header line)');
+  z.string().max(40).optional().describe(`${what}: a date such as "2026-11-01" (UTC; as \`to\`, its whole day counts) or an ISO 8601 time with its zone`);
+const format = z.enum(['json', 'csv'], { error: 'must be "json" or "csv"' }).optional().describe('json (the default) or csv (text/csv with a header line)');
 
 /** The usage query (customer and admin): the period, the grouping, the format. */
 export const usageQuery = z.object({

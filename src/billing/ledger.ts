@@ -101,7 +101,14 @@ export class Ledger {
   }
 
   /** Adds money: a top-up, or a positive adjustment. `source`: `card` for a card top-up (the money report tells them apart). */
-  async credit(trx: Kysely<DB>, accountId: string, amount: number, kind: 'topup' | 'adjustment', reason: string, source: LedgerSource | null = null): Promise<number> {
+  async credit(
+    trx: Kysely<DB>,
+    accountId: string,
+    amount: number,
+    kind: 'topup' | 'adjustment',
+    reason: string,
+    source: LedgerSource | null = null,
+  ): Promise<number> {
     assertAmount(amount);
     const balanceAfter = await this.move(trx, accountId, amount);
     await this.append(trx, accountId, kind, amount, balanceAfter, null, reason, null, this.clock.now(), source);

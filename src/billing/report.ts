@@ -29,7 +29,17 @@ const MOVEMENTS: Array<keyof Movements> = [
   'stripeRefunds',
   'stripeDisputes',
 ];
-const none = (): Movements => ({ operatorTopups: 0, cardTopups: 0, charges: 0, refunds: 0, partialRefunds: 0, credits: 0, debits: 0, stripeRefunds: 0, stripeDisputes: 0 });
+const none = (): Movements => ({
+  operatorTopups: 0,
+  cardTopups: 0,
+  charges: 0,
+  refunds: 0,
+  partialRefunds: 0,
+  credits: 0,
+  debits: 0,
+  stripeRefunds: 0,
+  stripeDisputes: 0,
+});
 
 export interface ReportPeriodRow {
   period: string;
@@ -114,7 +124,7 @@ export async function moneyReport(db: Kysely<DB>, w: Window, by: ReportPeriod): 
   // Every period of the window, in order, with zeros where nothing moved.
   const periods: ReportPeriodRow[] = [];
   const index = new Map<string, ReportPeriodRow>();
-  for (let at = w.from; at < w.to; ) {
+  for (let at = w.from; at < w.to;) {
     const b = bucketOf(at, by, w);
     const row: ReportPeriodRow = { period: b.key, from: b.from, to: b.to, opening: 0, movements: none(), unpaid: 0, net: 0, closing: 0 };
     periods.push(row);

@@ -35,15 +35,22 @@ export function readWindow(q: { from?: string; to?: string }, now: number, opts:
     const text = q[field];
     if (text === undefined || text === '') return undefined;
     const t = parseTime(text);
-    if (!t) throw Errors.invalid(`${field} must be a date such as "2026-11-01" (UTC) or an ISO 8601 time with its zone such as "2026-11-01T12:00:00Z" (got ${JSON.stringify(text.slice(0, 40))})`);
+    if (!t)
+      throw Errors.invalid(
+        `${field} must be a date such as "2026-11-01" (UTC) or an ISO 8601 time with its zone such as "2026-11-01T12:00:00Z" (got ${JSON.stringify(text.slice(0, 40))})`,
+      );
     return t;
   };
   const f = read('from');
   const t = read('to');
   const to = t ? (t.date ? t.at + DAY_MS : t.at) : utcDay(now) + DAY_MS;
   const from = f ? f.at : to - opts.defaultDays * DAY_MS;
-  if (from >= to) throw Errors.invalid(`from must be before to (got from ${new Date(from).toISOString()}, to ${new Date(to).toISOString()}; a date as to counts its whole day)`);
-  if (to - from > opts.maxDays * DAY_MS) throw Errors.invalid(`the period from..to must be at most ${opts.maxDays} days (got ${Math.ceil((to - from) / DAY_MS)})`);
+  if (from >= to)
+    throw Errors.invalid(
+      `from must be before to (got from ${new Date(from).toISOString()}, to ${new Date(to).toISOString()}; a date as to counts its whole day)`,
+    );
+  if (to - from > opts.maxDays * DAY_MS)
+    throw Errors.invalid(`the period from..to must be at most ${opts.maxDays} days (got ${Math.ceil((to - from) / DAY_MS)})`);
   return { from, to };
 }
 

@@ -46,8 +46,13 @@ export function addMoneyCommands(program: Command, run: Run, out: Out) {
         if (o.csv) return out(usageCsv(u).trimEnd());
         if (o.json) return out(JSON.stringify(usageView(u)));
         const label = (r: (typeof u.rows)[number]) => (group === 'day' ? r.day! : group === 'model' ? r.model! : `${r.keyId ?? '(no key)'} ${r.keyName ?? ''}`);
-        const lines = u.rows.map((r) => `${label(r).padEnd(40)} ${usd(r.spentMicros)}  (charged ${formatUsd(r.chargedMicros, 6)}, refunded ${formatUsd(r.refundedMicros, 6)}, ${r.tasks} tasks)`);
-        lines.push(`${'total USD'.padEnd(40)} ${usd(u.total.spentMicros)}  (${u.total.tasks} tasks, ${new Date(u.from).toISOString()} to ${new Date(u.to).toISOString()})`);
+        const lines = u.rows.map(
+          (r) =>
+            `${label(r).padEnd(40)} ${usd(r.spentMicros)}  (charged ${formatUsd(r.chargedMicros, 6)}, refunded ${formatUsd(r.refundedMicros, 6)}, ${r.tasks} tasks)`,
+        );
+        lines.push(
+          `${'total USD'.padEnd(40)} ${usd(u.total.spentMicros)}  (${u.total.tasks} tasks, ${new Date(u.from).toISOString()} to ${new Date(u.to).toISOString()})`,
+        );
         out(lines.join('\n'));
       }),
     );

@@ -172,7 +172,11 @@ export class StripeEvents {
   /** Debits what the balance holds of the reversal (an adjustment) and records the rest as unpaid. */
   private async apply(trx: Kysely<DB>, r: TopupReversalsTable, topupId: string, accountId: string): Promise<void> {
     const amount = Number(r.amount_micros);
-    const { taken } = await this.ledger.debitUpTo(trx, accountId, amount, `Stripe ${r.kind} of card top-up ${topupId} (${r.id}, event ${r.event_id})`,
+    const { taken } = await this.ledger.debitUpTo(
+      trx,
+      accountId,
+      amount,
+      `Stripe ${r.kind} of card top-up ${topupId} (${r.id}, event ${r.event_id})`,
       r.kind === 'refund' ? 'stripe_refund' : 'stripe_dispute',
     );
     await trx
