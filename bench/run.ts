@@ -13,6 +13,7 @@ import { benchRateLimitCheck } from './limits.js';
 import { benchScale, printScale } from './scale.js';
 import { benchStartup, printStartup } from './startup.js';
 import { benchClassifier, benchModerationAttack, printModeration } from './moderation.js';
+import { benchUsage, printUsage } from './usage.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
@@ -23,6 +24,12 @@ if (process.env.BENCH_ONLY === 'startup') {
   const figures = await benchStartup();
   printStartup(figures);
   process.exit(figures.every((f) => f.pass !== false) ? 0 : 1);
+}
+/** BENCH_ONLY=usage measures just the usage and money report queries over a million ledger entries. */
+if (process.env.BENCH_ONLY === 'usage') {
+  const figures = await benchUsage();
+  printUsage(figures);
+  process.exit(figures.every((f) => f.pass) ? 0 : 1);
 }
 
 interface Target {
@@ -201,6 +208,8 @@ const attack = await benchModerationAttack({ seconds });
 const limitCheck = await benchRateLimitCheck();
 // Optional: PostgreSQL scale-out (1 and 2 API processes, tasks/s per worker) when a PostgreSQL URL is given.
 const scale = await benchScale({ seconds, connections, rounds: Number(process.env.BENCH_ROUNDS ?? 3), tasks: Number(process.env.BENCH_SCALE_TASKS ?? 1000) });
+// Issue 19: usage and the money report over a million ledger entries (SQLite, and PostgreSQL when a URL is given).
+const usage = await benchUsage();
 const recordInfoCpu = results.find((r) => r.name === 'GET /api/v1/jobs/recordInfo')?.cpuUsPerReq;
 const limitShare = recordInfoCpu ? Math.round((limitCheck.usPerCheck / recordInfoCpu) * 1000) / 10 : undefined;
 
@@ -229,6 +238,7 @@ console.log(
 );
 printModeration(classifier, attack);
 if (scale) printScale(scale);
+printUsage(usage);
 for (const m of micro) console.log(m.name.padEnd(60), `median ${m.medianMs.toFixed(3)} ms`.padStart(20), `(limit ${m.maxMs} ms)`, m.pass ? 'PASS' : 'FAIL');
 console.log(
   `${uploadMemory.name}: ${uploadMemory.peakMb} MB (server ${uploadMemory.baseMb} MB before; ffmpeg ${uploadMemory.ffmpeg}; max 512)`,
@@ -238,7 +248,7 @@ for (const p of probes) console.log(`${p.name}: median ${p.medianMs} ms (for inf
 mkdirSync('bench/results', { recursive: true });
 writeFileSync(
   'bench/results/latest.json',
-  `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds, connections, http: results, startup, micro, burst, callbacks, classifier, attack, upload, uploadMemory, probes, limitCheck: { ...limitCheck, shareOfRecordInfoPercent: limitShare }, scale }, null, 2)}\n`,
+  `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds, connections, http: results, startup, micro, burst, callbacks, classifier, attack, upload, uploadMemory, probes, limitCheck: { ...limitCheck, shareOfRecordInfoPercent: limitShare }, scale, usage }, null, 2)}\n`,
 );
 console.log('\nwritten bench/results/latest.json');
 process.exit(
@@ -251,7 +261,8 @@ process.exit(
     attack.pass &&
     upload?.pass !== false &&
     uploadMemory.pass &&
-    scale?.oneApi.pass !== false
+    scale?.oneApi.pass !== false &&
+    usage.every((u) => u.pass)
     ? 0
     : 1,
 );

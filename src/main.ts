@@ -5,7 +5,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { AppError } from './errors.js';
 import { openCore, StartError, type Core } from './core.js';
 import { systemClock } from './clock.js';
-import { addAdminCommands, addMemberCommands, loadServe } from './cli/index.js';
+import { addAdminCommands, addMemberCommands, addMoneyCommands, loadServe } from './cli/index.js';
 import { migrate } from './store/index.js';
 import { openDatabase } from './store/index.js';
 import { SecretKeyMissing } from './secrets/index.js';
@@ -100,5 +100,6 @@ program
   );
 addAdminCommands(program, run, (text) => process.stdout.write(`${text}\n`));
 addMemberCommands(program, run, (text) => process.stdout.write(`${text}\n`));
+addMoneyCommands(program, run, (text) => process.stdout.write(`${text}\n`));
 
 program.parseAsync(process.argv).catch(fail);

@@ -9,6 +9,7 @@ import * as S from './schemas.js';
 import { AdminTopups, adminTopupsQuery } from './payments.js';
 import { usd } from './fields.js';
 import { keyBodies, readKeyChanges, readNewKey } from './key-bodies.js';
+import { reportAnswer, ReportAnswer, reportQuery, usageAnswer, UsageAnswer, usageQuery } from './usage.js';
 
 const rateLimit = z.number().int().min(1).max(1_000_000_000).nullable();
 const signedUsd = z
@@ -277,5 +278,33 @@ export const ADMIN_OPERATIONS: AdminOperation[] = [
       if ((call.query as { format?: string }).format === 'csv') return { body: entriesCsv(entries), type: 'text/csv; charset=utf-8' };
       return { data: entries.map(entryView) };
     },
+  ),
+  op(
+    {
+      method: 'get',
+      path: '/admin/v1/accounts/:id/usage',
+      id: 'adminUsage',
+      summary: "An account's spend per UTC day, model or key, net of refunds (?format=csv for CSV; as GET /api/v1/usage)",
+      params: adminAccount,
+      query: usageQuery,
+      ok: env(UsageAnswer, 'Spend per group, with the total (format=csv: text/csv)'),
+    },
+    async (s, call) => {
+      const account = await s.accounts.get(id(call));
+      return usageAnswer(s, account.id, call.query);
+    },
+  ),
+  op(
+    {
+      method: 'get',
+      path: '/admin/v1/report',
+      id: 'adminReport',
+      summary: 'The money report: every movement of the balances per UTC day or month, and the reconciliation (?format=csv for CSV)',
+      description:
+        'Top-ups (operator and card), charges, refunds (full and partial), adjustments (credits and debits), Stripe refunds and disputes with their unpaid remainders; opening + movements = closing = the sum of the balances at the end of the period. Default period: the last 30 UTC days; at most 366 days by day, 3660 by month.',
+      query: reportQuery,
+      ok: env(ReportAnswer, 'The report (format=csv: text/csv, one line per period and a total line)'),
+    },
+    (s, call) => reportAnswer(s, call.query),
   ),
 ];

@@ -12,6 +12,7 @@ import { createTask } from './tasks/create-task.js';
 import { listTasks } from './tasks/list-tasks.js';
 import { createTopup, listTopups } from './payments.js';
 import { recordInfo } from './tasks/record-info.js';
+import { usage } from './usage.js';
 import { chatCredit } from './kie/credit.js';
 import { downloadUrl } from './kie/download-url.js';
 import { KIE_UPLOADS } from './kie/uploads.js';
@@ -44,6 +45,7 @@ export const KEYED_OPERATIONS: KeyedOperation[] = [
   createKey,
   updateKey,
   revokeKey,
+  usage,
 ];
 
 /** Every operation, in the order of the OpenAPI document. */
@@ -72,6 +74,7 @@ export const OPERATIONS: Operation[] = [
   createKey.spec,
   updateKey.spec,
   revokeKey.spec,
+  usage.spec,
   {
     method: 'get',
     path: '/api/v1/models',

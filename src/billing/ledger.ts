@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { DB, KeyBudgetPeriod, LedgerKind } from '../store/index.js';
+import type { DB, KeyBudgetPeriod, LedgerKind, LedgerSource } from '../store/index.js';
 import type { Clock } from '../clock.js';
 import { insertRow, prepared } from '../store/index.js';
 import { periodStart } from './periods.js';
@@ -57,12 +57,23 @@ export interface LedgerEntry {
 export class Ledger {
   constructor(private readonly clock: Clock) {}
 
-  /** Takes `amount` from the account if the balance covers it; otherwise reports balance and required. `keyId`: the key that asked (its spend). */
-  async charge(trx: Kysely<DB>, accountId: string, amount: number, taskId: string | null, reason: string, keyId: string | null = null): Promise<ChargeResult> {
+  /**
+   * Takes `amount` from the account if the balance covers it; otherwise reports balance and required.
+   * `keyId`: the key that asked (its spend); `model`: the task's model (usage per model, decision 1906).
+   */
+  async charge(
+    trx: Kysely<DB>,
+    accountId: string,
+    amount: number,
+    taskId: string | null,
+    reason: string,
+    keyId: string | null = null,
+    model: string | null = null,
+  ): Promise<ChargeResult> {
     const result = await this.take(trx, accountId, amount);
     if (!result.ok) return result;
     const now = this.clock.now();
-    await this.append(trx, accountId, 'charge', -amount, result.balanceAfter, taskId, reason, keyId, now);
+    await this.append(trx, accountId, 'charge', -amount, result.balanceAfter, taskId, reason, keyId, now, null, model);
     if (keyId !== null) await this.spend(trx, keyId, now, amount);
     return result;
   }
@@ -89,18 +100,25 @@ export class Ledger {
     await spendStatement(trx, keyId, periodStart('day', at), periodStart('month', at), delta);
   }
 
-  /** Adds money: a top-up, or a positive adjustment. */
-  async credit(trx: Kysely<DB>, accountId: string, amount: number, kind: 'topup' | 'adjustment', reason: string): Promise<number> {
+  /** Adds money: a top-up, or a positive adjustment. `source`: `card` for a card top-up (the money report tells them apart). */
+  async credit(
+    trx: Kysely<DB>,
+    accountId: string,
+    amount: number,
+    kind: 'topup' | 'adjustment',
+    reason: string,
+    source: LedgerSource | null = null,
+  ): Promise<number> {
     assertAmount(amount);
     const balanceAfter = await this.move(trx, accountId, amount);
-    await this.append(trx, accountId, kind, amount, balanceAfter, null, reason);
+    await this.append(trx, accountId, kind, amount, balanceAfter, null, reason, null, this.clock.now(), source);
     return balanceAfter;
   }
 
   /** Removes money as an adjustment; refuses rather than go below zero (operator debits of the people-and-money issue use it). */
-  async debitAdjustment(trx: Kysely<DB>, accountId: string, amount: number, reason: string): Promise<ChargeResult> {
+  async debitAdjustment(trx: Kysely<DB>, accountId: string, amount: number, reason: string, source: LedgerSource | null = null): Promise<ChargeResult> {
     const result = await this.take(trx, accountId, amount);
-    if (result.ok) await this.append(trx, accountId, 'adjustment', -amount, result.balanceAfter, null, reason);
+    if (result.ok) await this.append(trx, accountId, 'adjustment', -amount, result.balanceAfter, null, reason, null, this.clock.now(), source);
     return result;
   }
 
@@ -110,7 +128,13 @@ export class Ledger {
    * unpaid remainder. A concurrent charge between the read and the conditional update is met by
    * reading again.
    */
-  async debitUpTo(trx: Kysely<DB>, accountId: string, amount: number, reason: string): Promise<{ taken: number; balanceAfter: number }> {
+  async debitUpTo(
+    trx: Kysely<DB>,
+    accountId: string,
+    amount: number,
+    reason: string,
+    source: LedgerSource | null = null,
+  ): Promise<{ taken: number; balanceAfter: number }> {
     assertAmount(amount);
     for (;;) {
       const current = await trx.selectFrom('accounts').select('balance_micros').where('id', '=', accountId).executeTakeFirst();
@@ -118,7 +142,7 @@ export class Ledger {
       const balance = Number(current.balance_micros);
       const want = Math.min(amount, balance);
       if (want === 0) return { taken: 0, balanceAfter: balance };
-      const result = await this.debitAdjustment(trx, accountId, want, reason);
+      const result = await this.debitAdjustment(trx, accountId, want, reason, source);
       if (result.ok) return { taken: want, balanceAfter: result.balanceAfter };
     }
   }
@@ -131,7 +155,7 @@ export class Ledger {
   async refund(trx: Kysely<DB>, taskId: string, kind: 'refund' | 'partial_refund', reason: string, amount?: number): Promise<RefundResult> {
     const entries = await trx
       .selectFrom('ledger_entries')
-      .select(['kind', 'amount_micros', 'account_id', 'key_id', 'created_at'])
+      .select(['kind', 'amount_micros', 'account_id', 'key_id', 'model', 'created_at'])
       .where('task_id', '=', taskId)
       .execute();
     const charge = entries.find((e) => e.kind === 'charge');
@@ -150,6 +174,7 @@ export class Ledger {
         balance_after_micros: 0,
         task_id: taskId,
         key_id: charge.key_id,
+        model: charge.model,
         reason,
         created_at: this.clock.now(),
       })
@@ -204,6 +229,8 @@ export class Ledger {
     reason: string,
     keyId: string | null = null,
     now = this.clock.now(),
+    source: LedgerSource | null = null,
+    model: string | null = null,
   ) {
     await insertRow(trx, 'ledger_entries', {
       account_id: accountId,
@@ -214,6 +241,8 @@ export class Ledger {
       key_id: keyId,
       reason,
       created_at: now,
+      ...(source === null ? {} : { source }),
+      ...(model === null ? {} : { model }),
     });
   }
 }

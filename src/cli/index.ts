@@ -1,6 +1,7 @@
 /** The gengate command's parts: operator commands, and `serve`, loaded on demand so operator commands never load the HTTP stack. */
 export { addAdminCommands } from './admin.js';
 export { addMemberCommands } from './members.js';
+export { addMoneyCommands } from './money.js';
 
 /** `gengate serve`, loaded on demand. */
 export async function loadServe() {

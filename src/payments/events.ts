@@ -84,7 +84,7 @@ export class StripeEvents {
         const known = await trx.selectFrom('topups').select('id').where('session_id', '=', session.id).executeTakeFirst();
         return known ? 'already_credited' : 'unknown_session';
       }
-      await this.ledger.credit(trx, row.account_id, micros, 'topup', `card top-up ${row.id} (Stripe Checkout ${session.id}, event ${eventId})`);
+      await this.ledger.credit(trx, row.account_id, micros, 'topup', `card top-up ${row.id} (Stripe Checkout ${session.id}, event ${eventId})`, 'card');
       if (intent) {
         const waiting = await trx
           .selectFrom('topup_reversals')
@@ -172,7 +172,13 @@ export class StripeEvents {
   /** Debits what the balance holds of the reversal (an adjustment) and records the rest as unpaid. */
   private async apply(trx: Kysely<DB>, r: TopupReversalsTable, topupId: string, accountId: string): Promise<void> {
     const amount = Number(r.amount_micros);
-    const { taken } = await this.ledger.debitUpTo(trx, accountId, amount, `Stripe ${r.kind} of card top-up ${topupId} (${r.id}, event ${r.event_id})`);
+    const { taken } = await this.ledger.debitUpTo(
+      trx,
+      accountId,
+      amount,
+      `Stripe ${r.kind} of card top-up ${topupId} (${r.id}, event ${r.event_id})`,
+      r.kind === 'refund' ? 'stripe_refund' : 'stripe_dispute',
+    );
     await trx
       .updateTable('topup_reversals')
       .set({ applied: 1, topup_id: topupId, debited_micros: taken, unpaid_micros: amount - taken, applied_at: this.clock.now() })

@@ -58,7 +58,14 @@ export interface LedgerTable {
   created_at: number;
   /** The key that made a task's charge, on the charge and its refunds; null on other entries. */
   key_id: Generated<string | null>;
+  /** Where the money came from or went when the kind does not say (migration 014): a card top-up, a Stripe refund or dispute; null otherwise. */
+  source: Generated<LedgerSource | null>;
+  /** The model of a task's charge, on the charge and its refunds (migration 014); null on other entries. */
+  model: Generated<string | null>;
 }
+
+/** `card`: the credit of a card top-up; `stripe_refund` / `stripe_dispute`: the debit of a Stripe refund or dispute (decision 1906). */
+export type LedgerSource = 'card' | 'stripe_refund' | 'stripe_dispute';
 
 /** What a key spent (charges less their refunds) in one period: the total (starts_at 0), a UTC day or a UTC month. */
 export interface KeySpendTable {

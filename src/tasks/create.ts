@@ -156,7 +156,7 @@ export async function createTask(deps: CreateDeps, principal: Principal, rawBody
       await database.lock(trx, `key-budget:${principal.keyId}`);
       await checkKeyBudget(deps, trx, principal, price.priceMicros, now);
     }
-    const charged = await deps.ledger.charge(trx, accountId, price.priceMicros, taskId, `task ${taskId} ${model.id}`, principal.keyId);
+    const charged = await deps.ledger.charge(trx, accountId, price.priceMicros, taskId, `task ${taskId} ${model.id}`, principal.keyId, model.id);
     if (!charged.ok) throw insufficient(charged.balance, charged.required, deps.topUpUrl);
     await insertRow(trx, 'tasks', {
       id: taskId,
