@@ -33,13 +33,16 @@ export function kieRow(id: string): KieAlias | undefined {
 }
 
 /**
- * The kie.ai id a task goes to: the route's `model` when it is set (any kie.ai id), else the id the
- * client sent when it is one of this model's, else the model's row that fits the input (a photo
- * present → its image-to-* id). Undefined when the table has no kie.ai id for the model.
+ * The kie.ai id a task goes to: the route's `model` when it is set (a row of the table, or an id the
+ * table does not know: undefined, sent with GenGate's names), else the id the client sent when it is
+ * one of this model's, else the model's row that fits the input (a photo present → its image-to-*
+ * id). Undefined too when the table has no kie.ai id for the model.
  */
 export function pickRow(routeModel: string, model: string, input: Readonly<Record<string, unknown>>, sentModel: unknown): KieAlias | undefined {
   const fixed = kieRow(routeModel);
   if (fixed) return fixed;
+  // The route names a kie.ai id the table does not know (the registry passes the model id when the route names none).
+  if (routeModel !== model) return undefined;
   const rows = KIE_ALIASES.filter((r) => r.model === model);
   const sent = rows.find((r) => r.name === sentModel);
   if (sent) return sent;
