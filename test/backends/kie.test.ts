@@ -3,6 +3,7 @@ import { BackendFailure, type BackendJob } from '../../src/backends/index.js';
 import { KieBackend } from '../../src/backends/kie/index.js';
 import { NotAccepted } from '../../src/backends/upstream/index.js';
 import { KIE_ALIASES } from '../../src/catalog/index.js';
+import { RouteHealth } from '../../src/engine/index.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { startKieFake } from '../fakes/kie.js';
 import { upload } from '../files/support.js';
@@ -295,6 +296,12 @@ describe('kie adapter', () => {
       expect(await shown.account.check()).toBeNull();
       expect(shown.account.reading()).toMatchObject({ credit: 5, minCredit: null, low: false });
       expect(low.calls.filter((c) => c.path === '/api/v1/chat/credit')).toHaveLength(1);
+      // The engine skips the route on every submit but warns once.
+      const health = new RouteHealth({ failures: 3, cooldownMs: 1000 }, { now: () => Date.now() }, new Map([['kie:low#1', guarded]]));
+      const ref = { name: 'kie:low#1', index: 0, route: { backend: 'kie' } };
+      const warned: string[] = [];
+      for (let i = 0; i < 3; i++) expect(await health.accountSkip(ref, guarded, (why) => warned.push(why))).toContain('below');
+      expect(warned).toHaveLength(1);
     } finally {
       await low.close();
     }
