@@ -120,7 +120,7 @@ export class KieBackend implements Backend {
   }
 
   /** kie.ai documents no way to cancel a task (jobs or Suno): it runs on and is billed. */
-  cancel(): Promise<CancelOutcome> {
+  cancel(_job: BackendJob, _ref: string): Promise<CancelOutcome> {
     return Promise.resolve('not-cancellable');
   }
 
