@@ -8,7 +8,7 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { hashOf } from '../media/helpers.js';
 import { startKieFake } from '../fakes/kie.js';
 import { upload } from '../files/support.js';
-import { FAST, create, expectLedgerInvariant, fetchFile, resultUrls, settle, taskEntries } from '../tasks/support.js';
+import { FAST, MovableClock, create, eventually, expectLedgerInvariant, fetchFile, info, resultUrls, settle, taskEntries } from '../tasks/support.js';
 import { useUpstreamKit } from './helpers.js';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'gengate-kie-'));
@@ -184,6 +184,46 @@ describe.each(dialects())('kie routes end to end on %s', (dialect) => {
     const metrics = await (await fetch(`${s.url}/metrics`)).text();
     expect(metrics).toContain('gengate_route_credit_low{route="kie-poor-wan",model="wan-2.7",backend="kie"} 1');
     expect(metrics).toContain('gengate_route_upstream_credit{route="kie-poor-wan",model="wan-2.7",backend="kie"} 5');
+  });
+});
+
+/** kie.ai has no cancel: a client's cancel of a handed task is refused, and the 20-minute limit fails it (refunded once) while kie.ai runs on. */
+describe.each(dialects())('kie tasks at the 20-minute limit on %s', (dialect) => {
+  const clock = new MovableClock();
+  let s: TestServer;
+  let kie: Fake;
+  beforeAll(async () => {
+    kie = await startKieFake('kie-slow', { finishAfterMs: 3_600_000 });
+    const catalog = path.join(scratch, `catalog-slow-${dialect}.json`);
+    writeFileSync(catalog, JSON.stringify({ models: { 'nano-banana-pro': { routes: [{ backend: 'kie', base_url: kie.url, key_env: 'SLOW_KIE_KEY' }] } } }));
+    s = await startServer(
+      dialect,
+      { ...FAST, GENGATE_CATALOG: catalog, ALLOW_PRIVATE_NETWORK: 'true', UPSTREAM_POLL_MS: '20', SLOW_KIE_KEY: 'kie-slow' },
+      undefined,
+      { clock },
+    );
+    s.services.engine.start();
+  });
+  afterAll(async () => {
+    await s?.close();
+    await kie?.close();
+  });
+
+  it('a cancel answers 409 (kie.ai cannot cancel) and the task runs on; at the limit it fails 504 and is refunded exactly once', async () => {
+    const { key } = await s.account(10);
+    const id = await create(s, key, 'nano-banana-pro', { prompt: 'a very slow one' });
+    await eventually(async () => (await info(s, key, id)).state === 'queuing');
+    const cancel = await s.call('POST', '/api/v1/jobs/cancel', { key, body: { taskId: id } });
+    expect(cancel.status, JSON.stringify(cancel.body)).toBe(409);
+    expect(cancel.body.msg).toContain('cannot cancel');
+    expect((await info(s, key, id)).state).toBe('queuing');
+    clock.advance(21 * 60_000);
+    const t = await settle(s, key, id);
+    expect(t).toMatchObject({ state: 'fail', failCode: 504, refunded: true });
+    expect(kie.creates()).toHaveLength(1);
+    const entries = await taskEntries(s, id);
+    expect(entries.refund).toBe(-entries.charge!);
+    await expectLedgerInvariant(s.services.database);
   });
 });
 
