@@ -134,7 +134,7 @@ async function assemble(core: Core, opened: Opened, opts: BuildOptions): Promise
     { checkUrl: callbackUrlCheck(guard), moderate: moderation.check },
     { backendOf, callTimeoutMs: config.BACKEND_CALL_TIMEOUT_MS },
   );
-  const routeHealth = new RouteHealth({ failures: config.ROUTE_BREAKER_FAILURES, cooldownMs: config.ROUTE_BREAKER_COOLDOWN_MS }, clock);
+  const routeHealth = new RouteHealth({ failures: config.ROUTE_BREAKER_FAILURES, cooldownMs: config.ROUTE_BREAKER_COOLDOWN_MS }, clock, backends);
   const metrics = new Metrics(database, clock);
   const engineCounters = registerEngineMetrics(metrics.registry, routeHealth, fileCatalog, database);
   const engine = new Engine({

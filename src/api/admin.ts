@@ -231,6 +231,16 @@ export const ADMIN_OPERATIONS: AdminOperation[] = [
   ),
   op(
     {
+      method: 'get',
+      path: '/admin/v1/routes',
+      id: 'adminListRoutes',
+      summary: 'Every upstream route with its breaker and, for kie routes, the kie.ai credit left',
+      ok: env(z.array(S.RouteStatus), 'Upstream routes in catalog order, as this process sees them (account null on a process that runs no engine)'),
+    },
+    (s) => Promise.resolve({ data: s.routeHealth.details(s.fileCatalog) }),
+  ),
+  op(
+    {
       method: 'post',
       path: '/admin/v1/models/:id/disable',
       id: 'adminDisableModel',

@@ -150,10 +150,14 @@ export const ModelEntry = z.object({
   routes: z
     .array(
       z.object({
-        backend: z.string().describe('Backend kind: local, same-api, byteplus, fal, replicate'),
+        backend: z.string().describe('Backend kind: local, same-api, byteplus, fal, replicate, kie'),
         state: z
           .enum(['closed', 'open', 'half-open'])
           .describe('Circuit breaker: closed = healthy, open = skipped for now, half-open = one trial task allowed'),
+        credit: z
+          .enum(['ok', 'low', 'unknown'])
+          .optional()
+          .describe("Routes that read their upstream account's credit (kie): low = below the route's minimum, skipped for now; unknown = not read yet"),
       }),
     )
     .describe('The routes of the model in the order they are tried, with their health in this process'),
@@ -235,6 +239,23 @@ export const ModelSwitch = z.object({
   enabled: z.boolean().describe('In force now'),
   catalogEnabled: z.boolean().describe("The catalog's default"),
   switchedAt: z.number().int().nullable(),
+});
+/** An upstream route as the operator sees it (admin API): its breaker and, for a kie route, its kie.ai account's credit. */
+export const RouteStatus = z.object({
+  model: z.string(),
+  route: z.string().describe('Route name (logs, metrics, the task row)'),
+  backend: z.string(),
+  state: z.enum(['closed', 'open', 'half-open']).describe('Circuit breaker in this process'),
+  failuresInRow: z.number().int(),
+  account: z
+    .object({
+      credit: z.number().nullable().describe('Credits left upstream (kie.ai credits), as last read; null before the first reading'),
+      minCredit: z.number().nullable().describe("The route's min_credit"),
+      low: z.boolean().describe('Below min_credit: the route is skipped'),
+      readAt: z.number().int().nullable().describe('When it was read (ms since the epoch)'),
+    })
+    .nullable()
+    .describe('null for routes whose upstream account is not read'),
 });
 export const AccountCreated = z.object({ account: Account, apiKey: z.string().describe('Shown only here'), key: ApiKey });
 export const KeyCreated = z.object({ key: ApiKey, apiKey: z.string().describe('Shown only here') });

@@ -6,6 +6,8 @@ export {
   type BackendOutput,
   type BackendStatus,
   type CancelOutcome,
+  type CreditReading,
+  type UpstreamAccount,
   type FailKind,
   type OutputFile,
 } from './types.js';

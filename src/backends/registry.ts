@@ -60,6 +60,8 @@ export function buildRouteBackends(catalog: Catalog, deps: RegistryDeps, source 
           tmpDir: deps.tmpDir,
           files: deps.files,
           ...(route.map ? { map: route.map } : {}),
+          ...(route.uploadUrl ? { uploadUrl: route.uploadUrl } : {}),
+          ...(route.minCredit !== undefined ? { minCredit: route.minCredit } : {}),
         }),
       );
     });

@@ -12,6 +12,8 @@ export interface BackendJob {
   readonly media: MediaFacts;
   /** Unguessable per-task URL where an upstream may POST its completion notice; absent when PUBLIC_BASE_URL is not reachable from outside. */
   readonly webhookUrl?: string;
+  /** The body the client sent (the task's `param`): its `model` and `input` as sent, for adapters that pass a kie.ai field GenGate ignores (decision 0400). */
+  readonly sent?: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -62,6 +64,26 @@ export interface BackendOutput {
   readonly lastFrame?: OutputFile;
 }
 
+/** The last reading of an upstream account's credit (a kie route, DECISIONS §19). */
+export interface CreditReading {
+  /** Credits left, in the provider's unit; null before the first good reading. */
+  readonly credit: number | null;
+  /** The route's `min_credit`; null when it has none. */
+  readonly minCredit: number | null;
+  /** True when the last reading is below `minCredit`: the route is skipped. */
+  readonly low: boolean;
+  /** When it was read (ms since the epoch), null before the first good reading. */
+  readonly readAt: number | null;
+}
+
+/** An upstream account that may stop a route on its own (credit below the route's minimum): checked before each submit. */
+export interface UpstreamAccount {
+  /** Why the route cannot take a task now (e.g. credit below min_credit), else null; reads the credit again first when the reading is stale. */
+  check(): Promise<string | null>;
+  /** The last reading, at once; starts a new reading in the background when it is stale. */
+  reading(): CreditReading;
+}
+
 /**
  * A generation backend (DECISIONS §16). The engine calls submit once per hand-off (again after a
  * crash before the hand-off was recorded, so submit should be idempotent per taskId), then
@@ -72,6 +94,8 @@ export interface Backend {
   readonly name: string;
   /** True when submitting the same taskId twice is safe because the upstream honours an idempotency key. */
   readonly idempotentSubmit?: boolean;
+  /** The upstream account behind the route, when its standing (credit) can stop the route. */
+  readonly account?: UpstreamAccount;
   /** Hands the job over; returns the backend's reference for it. */
   submit(job: BackendJob): Promise<string>;
   progress(job: BackendJob, ref: string): Promise<BackendStatus>;

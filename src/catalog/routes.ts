@@ -2,10 +2,14 @@ import { CREDENTIAL_SETTING, type ConfigError } from '../config.js';
 import type { Route } from './types.js';
 
 /** Backends a route may name (DECISIONS §16): the built-in renderer and the upstream adapters. */
-export const BACKEND_KINDS: readonly string[] = ['local', 'same-api', 'byteplus', 'fal', 'replicate'];
+export const BACKEND_KINDS: readonly string[] = ['local', 'same-api', 'byteplus', 'fal', 'replicate', 'kie'];
 
 /** Fields a route of the catalog file may have, by kind (local takes nothing else: it runs in-process). */
 const UPSTREAM_FIELDS = ['backend', 'name', 'model', 'base_url', 'key_env', 'map', 'concurrency'];
+/** Fields only a kie route has: kie.ai's upload host, and the credit below which the route is skipped. */
+const KIE_FIELDS = ['upload_url', 'min_credit'];
+/** Kinds whose `model` may be left out: same-api (our model id) and kie (the kie.ai id from the shared table, src/catalog/kie.ts). */
+const MODEL_OPTIONAL = ['same-api', 'kie'];
 /** Setting names a credential may live in: ending in _KEY, _TOKEN or _SECRET, so only those are read from the environment. */
 export const KEY_ENV = CREDENTIAL_SETTING;
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._:#/-]{0,99}$/;
@@ -43,8 +47,9 @@ function parseRoute(r: unknown, at: string, fail: Fail): Route {
     if (extra) throw fail(`${at}.${extra}`, 'unknown field; a local route has only "backend"');
     return { backend: 'local' };
   }
-  const extra = Object.keys(r).find((k) => !UPSTREAM_FIELDS.includes(k));
-  if (extra) throw fail(`${at}.${extra}`, `unknown field; a ${kind} route has ${UPSTREAM_FIELDS.join(', ')}`);
+  const fields = kind === 'kie' ? [...UPSTREAM_FIELDS, ...KIE_FIELDS] : UPSTREAM_FIELDS;
+  const extra = Object.keys(r).find((k) => !fields.includes(k));
+  if (extra) throw fail(`${at}.${extra}`, `unknown field; a ${kind} route has ${fields.join(', ')}`);
   const route: { -readonly [K in keyof Route]: Route[K] } = { backend: kind };
   if (r.name !== undefined) {
     if (typeof r.name !== 'string' || !NAME.test(r.name) || r.name === 'local') {
@@ -57,7 +62,7 @@ function parseRoute(r: unknown, at: string, fail: Fail): Route {
       throw fail(`${at}.model`, `must be the upstream's model id, 1 to 300 characters (got ${JSON.stringify(r.model)})`);
     }
     route.model = r.model;
-  } else if (kind !== 'same-api') {
+  } else if (!MODEL_OPTIONAL.includes(kind)) {
     throw fail(`${at}.model`, `is required for a ${kind} route: the ${kind} model id (see docs/backends.md)`);
   }
   if (r.base_url !== undefined) {
@@ -81,6 +86,18 @@ function parseRoute(r: unknown, at: string, fail: Fail): Route {
       throw fail(`${at}.concurrency`, `must be a whole number from 1 to 100000 (got ${JSON.stringify(r.concurrency)})`);
     }
     route.concurrency = r.concurrency;
+  }
+  if (r.upload_url !== undefined) {
+    if (typeof r.upload_url !== 'string' || !isHttpUrl(r.upload_url)) {
+      throw fail(`${at}.upload_url`, `must be an http:// or https:// URL without user:password (got ${JSON.stringify(r.upload_url)})`);
+    }
+    route.uploadUrl = r.upload_url.replace(/\/+$/, '');
+  }
+  if (r.min_credit !== undefined) {
+    if (typeof r.min_credit !== 'number' || !Number.isFinite(r.min_credit) || r.min_credit < 0 || r.min_credit > 1e12) {
+      throw fail(`${at}.min_credit`, `must be a number of kie.ai credits, 0 or more (got ${JSON.stringify(r.min_credit)})`);
+    }
+    route.minCredit = r.min_credit;
   }
   return route;
 }

@@ -86,7 +86,7 @@ export interface DraftRules {
  * backend kind is set for `local`; upstream kinds name their credential by setting, never by value.
  */
 export interface Route {
-  /** Backend kind: local, same-api, byteplus, fal, replicate. */
+  /** Backend kind: local, same-api, byteplus, fal, replicate, kie. */
   readonly backend: string;
   /** Name for logs, metrics and the task row; unique in the catalog (default `<kind>:<model id>#<position>`). */
   readonly name?: string;
@@ -100,6 +100,10 @@ export interface Route {
   readonly map?: Readonly<Record<string, unknown>>;
   /** Tasks this route may have handed off at once (all processes together); unlimited when absent. */
   readonly concurrency?: number;
+  /** kie only: the address of kie.ai's upload host (its default when absent). */
+  readonly uploadUrl?: string;
+  /** kie only: below this many kie.ai credits left on the account the route is skipped (docs/backends.md). */
+  readonly minCredit?: number;
 }
 
 /** What cross-field rules see: the model, which fields the client actually sent, and a path maker. */

@@ -55,6 +55,27 @@ export function registerEngineMetrics(
     },
   });
   new Gauge({
+    name: 'gengate_route_upstream_credit',
+    help: 'Credit left on the upstream account of each route that reads one (kie: kie.ai credits), as last read; absent until read',
+    labelNames: ['route', 'model', 'backend'],
+    registers,
+    collect() {
+      this.reset();
+      for (const d of health.details(catalog))
+        if (d.account?.credit != null) this.set({ route: d.route, model: d.model, backend: d.backend }, d.account.credit);
+    },
+  });
+  new Gauge({
+    name: 'gengate_route_credit_low',
+    help: "1 when the route's upstream credit is below its min_credit (the route is skipped), else 0",
+    labelNames: ['route', 'model', 'backend'],
+    registers,
+    collect() {
+      this.reset();
+      for (const d of health.details(catalog)) if (d.account) this.set({ route: d.route, model: d.model, backend: d.backend }, d.account.low ? 1 : 0);
+    },
+  });
+  new Gauge({
     name: 'gengate_route_in_flight',
     help: 'Tasks handed to each route and not finished (states queuing, generating)',
     labelNames: ['route'],

@@ -50,6 +50,15 @@ export async function submitTask(deps: EngineDeps, task: TaskWork): Promise<void
       skipped.push(`${ref.name} (at its concurrency limit)`);
       continue;
     }
+    // An upstream account below its route's minimum (kie.ai credit, DECISIONS §19) is skipped like an open breaker.
+    const low = await deps.health.accountSkip(ref, backend, (reason) =>
+      deps.log.warn({ route: ref.name, reason }, 'engine: route skipped: upstream account low'),
+    );
+    if (low) {
+      deps.health.done(ref);
+      skipped.push(`${ref.name} (${low})`);
+      continue;
+    }
     const breaker = deps.health.breaker(ref);
     if (breaker && !breaker.allow()) {
       deps.health.done(ref);

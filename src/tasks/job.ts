@@ -4,7 +4,7 @@ import type { Catalog } from '../catalog/index.js';
 import type { TasksTable } from '../store/index.js';
 
 /** The job a backend sees, from the task row (the engine's steps and the cancel use it). */
-export function jobOf(task: Pick<Selectable<TasksTable>, 'id' | 'model' | 'input' | 'media'>, catalog: Catalog): BackendJob {
+export function jobOf(task: Pick<Selectable<TasksTable>, 'id' | 'model' | 'input' | 'media'> & { param?: string }, catalog: Catalog): BackendJob {
   const model = catalog.find(task.model);
   return {
     taskId: task.id,
@@ -13,5 +13,16 @@ export function jobOf(task: Pick<Selectable<TasksTable>, 'id' | 'model' | 'input
     kind: model?.kind ?? 'image',
     input: JSON.parse(task.input) as Record<string, unknown>,
     media: task.media ? (JSON.parse(task.media) as Record<string, never>) : {},
+    ...(task.param ? { sent: sentBody(task.param) } : {}),
   };
+}
+
+/** The body as the client sent it (`param`), an object; a `param` that is not one (never written so) gives an empty object. */
+function sentBody(param: string): Record<string, unknown> {
+  try {
+    const v: unknown = JSON.parse(param);
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
 }

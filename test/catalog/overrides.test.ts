@@ -68,12 +68,29 @@ describe('catalog overrides', () => {
     [{ models: { 'suno-v6': { aliases: ['seedance-2.5'] } } }, 'catalog overrides: the name "seedance-2.5" is used by both seedance-2.5 and suno-v6'],
     [
       { models: { 'suno-v6': { routes: [{ backend: 'midjourney' }] } } },
-      'catalog overrides: models."suno-v6".routes[0].backend: must be one of local, same-api, byteplus, fal, replicate (got "midjourney")',
+      'catalog overrides: models."suno-v6".routes[0].backend: must be one of local, same-api, byteplus, fal, replicate, kie (got "midjourney")',
     ],
+    [
+      { models: { 'suno-v6': { routes: [{ backend: 'fal', model: 'x', key_env: 'FAL_KEY', min_credit: 10 }] } } },
+      'catalog overrides: models."suno-v6".routes[0].min_credit: unknown field; a fal route has backend, name, model, base_url, key_env, map, concurrency',
+    ],
+    [
+      { models: { 'suno-v6': { routes: [{ backend: 'kie', key_env: 'KIE_API_KEY', min_credit: -1 }] } } },
+      'catalog overrides: models."suno-v6".routes[0].min_credit: must be a number of kie.ai credits, 0 or more (got -1)',
+    ],
+    [{ models: { 'suno-v6': { routes: [{ backend: 'kie', key_env: 'KIE_API_KEY', upload_url: 'ftp://x' }] } } }, /routes\[0\]\.upload_url: must be an http/],
     [{ models: { 'google/nano-banana': {}, 'vendor/nano-banana': {} } }, /google\/nano-banana is edited twice/],
   ])('refuses %j with a message naming the field', (overrides, message) => {
     expect(() => buildCatalog(overrides)).toThrow(ConfigError);
     expect(() => buildCatalog(overrides)).toThrow(message);
+  });
+  it('a kie route may leave out model (the kie.ai id comes from the shared table) and has upload_url and min_credit', () => {
+    const catalog = buildCatalog({
+      models: {
+        'seedream-pro': { routes: [{ backend: 'kie', key_env: 'KIE_API_KEY', upload_url: 'https://up.example.com/', min_credit: 50 }, { backend: 'local' }] },
+      },
+    });
+    expect(catalog.find('seedream-pro')!.routes[0]).toEqual({ backend: 'kie', keyEnv: 'KIE_API_KEY', uploadUrl: 'https://up.example.com', minCredit: 50 });
   });
   it('loadCatalog reads GENGATE_CATALOG and names the file in every error', () => {
     expect(loadCatalog({}).models).toHaveLength(19);

@@ -12,8 +12,8 @@ export interface Call {
   json: unknown;
 }
 
-/** What a fake's handler answers: a JSON body, raw text, or nothing (the request hangs). */
-export type Answer = { status: number; json?: unknown; text?: string; headers?: Record<string, string> } | 'hang';
+/** What a fake's handler answers: a JSON body, raw text, nothing (the request hangs), or a dropped connection after the request was read (a lost answer). */
+export type Answer = { status: number; json?: unknown; text?: string; headers?: Record<string, string> } | 'hang' | 'drop';
 
 /**
  * A small provider double on 127.0.0.1 (port 0): records every call, answers through `handle`, and
@@ -48,6 +48,10 @@ export async function startFake(handle: (call: Call, base: string) => Answer | P
         // Result links are public (signed) addresses: an unknown one is simply not found, whatever the key.
         const answer = url.pathname.startsWith('/media/') ? { status: 404, text: 'NoSuchKey' } : await handle(call, base);
         if (answer === 'hang') return;
+        if (answer === 'drop') {
+          req.socket.destroy();
+          return;
+        }
         const body = answer.text ?? (answer.json === undefined ? '' : JSON.stringify(answer.json));
         res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers }).end(body);
       })().catch((e: unknown) => res.writeHead(599).end(String(e)));

@@ -31,4 +31,8 @@ export interface UpstreamOptions {
   readonly http: UpstreamHttp;
   /** Where results are downloaded to (the engine re-hosts them). */
   readonly tmpDir: string;
+  /** kie routes: kie.ai's upload host, when the route names one. */
+  readonly uploadUrl?: string;
+  /** kie routes: the credit below which the route is skipped. */
+  readonly minCredit?: number;
 }

@@ -11,7 +11,7 @@ export function registerCatalogRoutes(app: FastifyInstance, services: Services) 
   let cached: { models: typeof catalog.models; health: string; body: string } | null = null;
   const body = () => {
     const views = catalog.models.map((m) => routeHealth.view(catalog, m.id));
-    const health = views.map((v) => v.map((r) => r.state).join(',')).join(';');
+    const health = views.map((v) => v.map((r) => `${r.state}/${r.credit ?? ''}`).join(',')).join(';');
     if (cached?.models !== catalog.models || cached.health !== health) {
       const models = catalog.models;
       const entries = models.map((m, i) => ({
