@@ -1,5 +1,6 @@
 import type { BackendKind } from './registry.js';
 import { SAME_API_KIND } from './registry.js';
+import { createComfyBackend } from './comfyui/index.js';
 import { createBytePlusBackend, DEFAULT_BASE_URL as BYTEPLUS_URL } from './byteplus/index.js';
 import { createFalBackend, DEFAULT_BASE_URL as FAL_URL } from './fal/index.js';
 import { createReplicateBackend, DEFAULT_BASE_URL as REPLICATE_URL } from './replicate/index.js';
@@ -10,4 +11,5 @@ export const BACKEND_KINDS_BUILT: Readonly<Record<string, BackendKind>> = {
   byteplus: { create: createBytePlusBackend, defaultBaseUrl: BYTEPLUS_URL },
   fal: { create: createFalBackend, defaultBaseUrl: FAL_URL },
   replicate: { create: createReplicateBackend, defaultBaseUrl: REPLICATE_URL },
+  comfyui: { create: createComfyBackend, keyOptional: true },
 };
