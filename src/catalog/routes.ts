@@ -108,16 +108,23 @@ function parseComfyRoute(r: Json, at: string, fail: Fail): Route {
   parseCommon(r, route, at, fail);
   const servers = r.servers;
   if (!Array.isArray(servers) || servers.length === 0 || servers.length > MAX_SERVERS) {
-    throw fail(`${at}.servers`, `must be a list of 1 to ${MAX_SERVERS} ComfyUI addresses, e.g. ["http://gpu-1:8188", "http://gpu-2:8188"] (got ${JSON.stringify(servers)})`);
+    throw fail(
+      `${at}.servers`,
+      `must be a list of 1 to ${MAX_SERVERS} ComfyUI addresses, e.g. ["http://gpu-1:8188", "http://gpu-2:8188"] (got ${JSON.stringify(servers)})`,
+    );
   }
   route.servers = servers.map((u, i) => {
-    if (typeof u !== 'string' || !isHttpUrl(u)) throw fail(`${at}.servers[${i}]`, `must be an http:// or https:// URL without user:password (got ${JSON.stringify(u)})`);
+    if (typeof u !== 'string' || !isHttpUrl(u))
+      throw fail(`${at}.servers[${i}]`, `must be an http:// or https:// URL without user:password (got ${JSON.stringify(u)})`);
     return u.replace(/\/+$/, '');
   });
   const dup = route.servers.find((u, i) => route.servers!.indexOf(u) !== i);
   if (dup) throw fail(`${at}.servers`, `lists ${dup} twice`);
   if (typeof r.workflow !== 'string' || !/\.json$/i.test(r.workflow) || r.workflow.length > 500) {
-    throw fail(`${at}.workflow`, `must be the path of a workflow file in ComfyUI's API format ending in .json, relative to the catalog file (got ${JSON.stringify(r.workflow)})`);
+    throw fail(
+      `${at}.workflow`,
+      `must be the path of a workflow file in ComfyUI's API format ending in .json, relative to the catalog file (got ${JSON.stringify(r.workflow)})`,
+    );
   }
   route.workflow = r.workflow;
   if (r.fps !== undefined) {

@@ -68,7 +68,7 @@ describe('catalog overrides', () => {
     [{ models: { 'suno-v6': { aliases: ['seedance-2.5'] } } }, 'catalog overrides: the name "seedance-2.5" is used by both seedance-2.5 and suno-v6'],
     [
       { models: { 'suno-v6': { routes: [{ backend: 'midjourney' }] } } },
-      'catalog overrides: models."suno-v6".routes[0].backend: must be one of local, same-api, byteplus, fal, replicate (got "midjourney")',
+      'catalog overrides: models."suno-v6".routes[0].backend: must be one of local, same-api, byteplus, fal, replicate, comfyui (got "midjourney")',
     ],
     [{ models: { 'google/nano-banana': {}, 'vendor/nano-banana': {} } }, /google\/nano-banana is edited twice/],
   ])('refuses %j with a message naming the field', (overrides, message) => {

@@ -84,7 +84,8 @@ export async function startComfyFake(options: ComfyFakeOptions) {
             { filename: `gengate_${job.id.slice(0, 8)}_00001_.png`, subfolder: '', type: 'output' },
           ],
         };
-      if (n.class_type === 'SaveVideo') out[id] = { images: [{ filename: `gengate_${job.id.slice(0, 8)}_00001_.mp4`, subfolder: 'video', type: 'output' }], animated: [true] };
+      if (n.class_type === 'SaveVideo')
+        out[id] = { images: [{ filename: `gengate_${job.id.slice(0, 8)}_00001_.mp4`, subfolder: 'video', type: 'output' }], animated: [true] };
     }
     return out;
   };
@@ -114,7 +115,8 @@ export async function startComfyFake(options: ComfyFakeOptions) {
     calls.push({ method, path: url.pathname + url.search, body });
     if (method === 'POST' && url.pathname === '/prompt') {
       const b = (body ?? {}) as { prompt?: Record<string, unknown>; prompt_id?: string; client_id?: string };
-      if (!b.prompt || typeof b.prompt !== 'object') return { status: 400, json: { error: { type: 'no_prompt', message: 'No prompt provided' }, node_errors: [] } };
+      if (!b.prompt || typeof b.prompt !== 'object')
+        return { status: 400, json: { error: { type: 'no_prompt', message: 'No prompt provided' }, node_errors: [] } };
       const why = refusal(b.prompt);
       if (why) return { status: 400, json: { error: { type: 'prompt_outputs_failed_validation', message: why }, node_errors: { x: why } } };
       const id = b.prompt_id ?? randomUUID();

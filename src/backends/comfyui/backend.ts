@@ -191,7 +191,8 @@ function statusOf(entry: HistoryEntry, server: ComfyServer): BackendStatus {
     const what = [str(err.node_type), str(err.exception_type), str(err.exception_message)].filter(Boolean).join(': ') || 'no reason given';
     return { state: 'failed', kind: kindFromText(what, 'generation'), message: `the ComfyUI workflow failed: ${what}`.slice(0, 500) };
   }
-  if (s.completed === true || str(s.status_str) === 'success' || (Object.keys(s).length === 0 && Object.keys(entry.outputs).length > 0)) return { state: 'done' };
+  if (s.completed === true || str(s.status_str) === 'success' || (Object.keys(s).length === 0 && Object.keys(entry.outputs).length > 0))
+    return { state: 'done' };
   return { state: 'running' };
 }
 

@@ -30,7 +30,8 @@ export class ComfyServer {
   async queue(timeoutMs?: number): Promise<Queue> {
     const res = await this.http.json('GET', `${this.url}/queue`, { headers: this.headers, ...(timeoutMs ? { timeoutMs } : {}) });
     const data = obj(res.data);
-    if (res.status !== 200 || !Array.isArray(data.queue_running) || !Array.isArray(data.queue_pending)) throw transient(`${this.label} /queue`, res.status, res.text);
+    if (res.status !== 200 || !Array.isArray(data.queue_running) || !Array.isArray(data.queue_pending))
+      throw transient(`${this.label} /queue`, res.status, res.text);
     return { running: ids(data.queue_running), pending: ids(data.queue_pending) };
   }
 

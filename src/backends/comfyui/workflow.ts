@@ -88,7 +88,8 @@ export function loadWorkflow(given: string, baseDir: string, model: ModelDef, at
     if (fields.length > 0 && !fields.some((f) => model.fields.has(f))) {
       throw new ConfigError(`${where}: ${spot}: placeholder {{${name}}} needs the input ${fields.join(' or ')}, which ${model.id} does not have`);
     }
-    if (def.video && !model.fields.has('duration')) throw new ConfigError(`${where}: ${spot}: placeholder {{${name}}} needs a video model with a duration; ${model.id} has none`);
+    if (def.video && !model.fields.has('duration'))
+      throw new ConfigError(`${where}: ${spot}: placeholder {{${name}}} needs a video model with a duration; ${model.id} has none`);
     placeholders.add(name);
   });
   return { file, graph: nodes, placeholders };
