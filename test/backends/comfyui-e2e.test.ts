@@ -124,6 +124,13 @@ describe.each(dialects())('comfyui routes end to end on %s', (dialect) => {
     expect(row.backend_ref).toBe(`${job.id}@${gpu.url}`);
     expect(await hashOf(await download(t.resultJson.videos[0].url, 'comfy.mp4'))).toBe(await hashOf(kit.video));
     expect(t.resultJson.duration).toBeCloseTo(2, 0);
+    // Like every route: its submits counted per outcome, its breaker shown (kind and state only, never addresses).
+    const metrics = await (await fetch(`${s.url}/metrics`)).text();
+    expect(metrics).toContain('gengate_route_submits_total{route="wan-down",outcome="not_accepted"} 2');
+    expect(metrics).toMatch(/gengate_route_submits_total\{route="wan-gpu",outcome="accepted"\} [1-9]/);
+    const wan = (await s.call('GET', '/api/v1/models')).body.data.find((m: { id: string }) => m.id === 'wan-2.7');
+    expect(wan.routes.map((r: { backend: string }) => r.backend)).toEqual(['comfyui', 'comfyui']);
+    expect(JSON.stringify(wan.routes)).not.toContain('127.0.0.1');
   });
 
   it('a workflow that fails on the GPU fails the task (501) and refunds it once', async () => {
@@ -143,16 +150,37 @@ describe.each(dialects())('comfyui routes end to end on %s', (dialect) => {
     await eventually(async () => (await info(s, key, running)).state === 'generating');
     const pending = await create(s, key, 'wan-2.7', { prompt: 'waits its turn', first_frame_url: photo, duration: 5, resolution: '480p' });
     await eventually(() => gpu.queued().some((j) => j.text.includes('waits its turn') && j.state === 'pending'));
+    // Handed over and recorded (not a hand-off in flight, which a cancel fails at once and the engine then cancels as an orphan).
+    await eventually(async () => (await info(s, key, pending)).state === 'queuing');
     for (const id of [pending, running]) {
       const r = await s.call('POST', '/api/v1/jobs/cancel', { key, body: { taskId: id } });
-      expect(r.status, JSON.stringify(r.body)).toBe(200);
       const t = await info(s, key, id);
-      expect(t).toMatchObject({ state: 'fail', failCode: 499, refunded: true });
+      if (r.status === 200) expect(t).toMatchObject({ state: 'fail', failCode: 499, refunded: true });
+      else {
+        // The engine may look at the job between the server's cancel and the cancel's own write: it then
+        // finds the job gone (or interrupted) first and fails the task itself (503); refunded either way, once.
+        expect(r.status, JSON.stringify(r.body)).toBe(409);
+        expect(r.body.msg).toMatch(/already final: it failed \(failCode 503\)/);
+        expect(t).toMatchObject({ state: 'fail', failCode: 503, refunded: true });
+      }
       const e = await taskEntries(s, id);
       expect(e.refund).toBe(-e.charge!);
     }
-    expect(gpu.calls.some((c) => c.path === '/queue' && c.method === 'POST' && JSON.stringify(c.body).includes('delete'))).toBe(true);
-    expect(gpu.calls.some((c) => c.path === '/interrupt')).toBe(true);
+    const seen = () =>
+      JSON.stringify([
+        gpu.calls
+          .filter((c) => c.method === 'POST' || c.path === '/queue')
+          .map((c) => [c.method, c.path, c.body && typeof c.body === 'object' && 'delete' in c.body ? c.body : '']),
+        gpu.queued().map((j) => [j.state, j.looks, j.interrupted, j.text.slice(j.text.indexOf('"text":"') + 8, j.text.indexOf('"text":"') + 20)]),
+      ]);
+    expect(
+      gpu.calls.some((c) => c.path === '/queue' && c.method === 'POST' && JSON.stringify(c.body).includes('delete')),
+      seen(),
+    ).toBe(true);
+    expect(
+      gpu.calls.some((c) => c.path === '/interrupt'),
+      seen(),
+    ).toBe(true);
     expect(gpu.queued().some((j) => j.text.includes('waits its turn'))).toBe(false);
     expect(gpu.queued().find((j) => j.text.includes('long take'))).toMatchObject({ interrupted: true });
     await expectLedgerInvariant(s.services.database);
