@@ -192,7 +192,14 @@ async function upstreamBackends(config: Config, fileCatalog: Catalog, guard: Net
   const http = new UpstreamHttp(guard, { timeoutMs: Math.min(30_000, config.BACKEND_CALL_TIMEOUT_MS) });
   return buildRouteBackends(
     fileCatalog,
-    { secrets: config.secrets, http, files, tmpDir, kinds: BACKEND_KINDS_BUILT },
+    {
+      secrets: config.secrets,
+      http,
+      files,
+      tmpDir,
+      kinds: BACKEND_KINDS_BUILT,
+      ...(config.GENGATE_CATALOG ? { baseDir: path.dirname(path.resolve(config.GENGATE_CATALOG)) } : {}),
+    },
     config.GENGATE_CATALOG ? `GENGATE_CATALOG ${config.GENGATE_CATALOG}` : 'catalog',
   );
 }

@@ -150,7 +150,7 @@ export const ModelEntry = z.object({
   routes: z
     .array(
       z.object({
-        backend: z.string().describe('Backend kind: local, same-api, byteplus, fal, replicate, kie'),
+        backend: z.string().describe('Backend kind: local, same-api, byteplus, fal, replicate, kie, comfyui'),
         state: z
           .enum(['closed', 'open', 'half-open'])
           .describe('Circuit breaker: closed = healthy, open = skipped for now, half-open = one trial task allowed'),

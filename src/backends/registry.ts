@@ -1,16 +1,29 @@
 import { readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { routeName, type Catalog } from '../catalog/index.js';
+import { routeName, type Catalog, type ModelDef, type Route } from '../catalog/index.js';
 import { ConfigError } from '../config.js';
 import type { Files } from '../files/index.js';
 import type { Backend } from './types.js';
 import type { UpstreamHttp, UpstreamOptions } from './upstream/index.js';
 import { createSameApiBackend } from './same-api/index.js';
 
+/** What a factory gets besides the common upstream options: our files, the route as the catalog gives it, its model, and the catalog file's folder. */
+export interface KindOptions extends UpstreamOptions {
+  readonly files: Files;
+  readonly route: Route;
+  readonly modelDef: ModelDef;
+  /** Folder that relative paths of the route (a comfyui workflow) are read from: the catalog file's folder. */
+  readonly baseDir: string;
+  /** Where mistakes are reported, e.g. `GENGATE_CATALOG /etc/gengate/catalog.json: models."x".routes[0]`. */
+  readonly at: string;
+}
+
 /** How a backend kind is built from a route: its factory and the API base when the route gives none. */
 export interface BackendKind {
-  readonly create: (opts: UpstreamOptions & { files: Files }) => Backend;
+  readonly create: (opts: KindOptions) => Backend;
   readonly defaultBaseUrl?: string;
+  /** True when the kind needs no credential (the operator's own servers); `key_env` is then optional. */
+  readonly keyOptional?: boolean;
 }
 
 /** Built-in upstream kinds; provider modules add theirs (services.ts passes the full table). */
@@ -23,6 +36,8 @@ export interface RegistryDeps {
   readonly files: Files;
   readonly tmpDir: string;
   readonly kinds: Readonly<Record<string, BackendKind>>;
+  /** Folder of the catalog file (relative workflow paths); the working folder when absent. */
+  readonly baseDir?: string;
 }
 
 /**
@@ -42,11 +57,11 @@ export function buildRouteBackends(catalog: Catalog, deps: RegistryDeps, source 
           `${at}.backend: the ${route.backend} backend is not available in this build (available: local, ${Object.keys(deps.kinds).join(', ')})`,
         );
       const apiKey = route.keyEnv ? deps.secrets[route.keyEnv] : undefined;
-      if (!apiKey)
+      if (!apiKey && (route.keyEnv || !kind.keyOptional))
         throw new ConfigError(
           `${at}.key_env: the setting ${route.keyEnv} is not set; put the ${route.backend} credential in the environment variable ${route.keyEnv} (or in the GENGATE_CONFIG file)`,
         );
-      const baseUrl = route.baseUrl ?? kind.defaultBaseUrl;
+      const baseUrl = route.baseUrl ?? route.servers?.[0] ?? kind.defaultBaseUrl;
       if (!baseUrl) throw new ConfigError(`${at}.base_url: is required for a ${route.backend} route`);
       const name = routeName(model.id, route, index);
       out.set(
@@ -54,11 +69,15 @@ export function buildRouteBackends(catalog: Catalog, deps: RegistryDeps, source 
         kind.create({
           name,
           baseUrl,
-          apiKey,
+          apiKey: apiKey ?? '',
           upstreamModel: route.model ?? model.id,
           http: deps.http,
           tmpDir: deps.tmpDir,
           files: deps.files,
+          route,
+          modelDef: model,
+          baseDir: deps.baseDir ?? process.cwd(),
+          at,
           ...(route.map ? { map: route.map } : {}),
           ...(route.uploadUrl ? { uploadUrl: route.uploadUrl } : {}),
           ...(route.minCredit !== undefined ? { minCredit: route.minCredit } : {}),

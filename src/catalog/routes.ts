@@ -2,7 +2,7 @@ import { CREDENTIAL_SETTING, type ConfigError } from '../config.js';
 import type { Route } from './types.js';
 
 /** Backends a route may name (DECISIONS §16): the built-in renderer and the upstream adapters. */
-export const BACKEND_KINDS: readonly string[] = ['local', 'same-api', 'byteplus', 'fal', 'replicate', 'kie'];
+export const BACKEND_KINDS: readonly string[] = ['local', 'same-api', 'byteplus', 'fal', 'replicate', 'kie', 'comfyui'];
 
 /** Fields a route of the catalog file may have, by kind (local takes nothing else: it runs in-process). */
 const UPSTREAM_FIELDS = ['backend', 'name', 'model', 'base_url', 'key_env', 'map', 'concurrency'];
@@ -10,6 +10,9 @@ const UPSTREAM_FIELDS = ['backend', 'name', 'model', 'base_url', 'key_env', 'map
 const KIE_FIELDS = ['upload_url', 'min_credit'];
 /** Kinds whose `model` may be left out: same-api (our model id) and kie (the kie.ai id from the shared table, src/catalog/kie.ts). */
 const MODEL_OPTIONAL = ['same-api', 'kie'];
+/** A comfyui route: the operator's own ComfyUI servers and the workflow file the model runs (docs/backends.md "ComfyUI"). */
+const COMFYUI_FIELDS = ['backend', 'name', 'servers', 'workflow', 'fps', 'key_env', 'concurrency'];
+const MAX_SERVERS = 32;
 /** Setting names a credential may live in: ending in _KEY, _TOKEN or _SECRET, so only those are read from the environment. */
 export const KEY_ENV = CREDENTIAL_SETTING;
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._:#/-]{0,99}$/;
@@ -47,16 +50,12 @@ function parseRoute(r: unknown, at: string, fail: Fail): Route {
     if (extra) throw fail(`${at}.${extra}`, 'unknown field; a local route has only "backend"');
     return { backend: 'local' };
   }
+  if (kind === 'comfyui') return parseComfyRoute(r, at, fail);
   const fields = kind === 'kie' ? [...UPSTREAM_FIELDS, ...KIE_FIELDS] : UPSTREAM_FIELDS;
   const extra = Object.keys(r).find((k) => !fields.includes(k));
   if (extra) throw fail(`${at}.${extra}`, `unknown field; a ${kind} route has ${fields.join(', ')}`);
-  const route: { -readonly [K in keyof Route]: Route[K] } = { backend: kind };
-  if (r.name !== undefined) {
-    if (typeof r.name !== 'string' || !NAME.test(r.name) || r.name === 'local') {
-      throw fail(`${at}.name`, `must be a name of letters, digits and . _ : # / - other than "local" (got ${JSON.stringify(r.name)})`);
-    }
-    route.name = r.name;
-  }
+  const route: Mutable<Route> = { backend: kind };
+  parseCommon(r, route, at, fail);
   if (r.model !== undefined) {
     if (typeof r.model !== 'string' || r.model.length === 0 || r.model.length > 300) {
       throw fail(`${at}.model`, `must be the upstream's model id, 1 to 300 characters (got ${JSON.stringify(r.model)})`);
@@ -81,12 +80,6 @@ function parseRoute(r: unknown, at: string, fail: Fail): Route {
   }
   route.keyEnv = r.key_env;
   if (r.map !== undefined) route.map = parseMap(r.map, `${at}.map`, fail);
-  if (r.concurrency !== undefined) {
-    if (typeof r.concurrency !== 'number' || !Number.isInteger(r.concurrency) || r.concurrency < 1 || r.concurrency > 100_000) {
-      throw fail(`${at}.concurrency`, `must be a whole number from 1 to 100000 (got ${JSON.stringify(r.concurrency)})`);
-    }
-    route.concurrency = r.concurrency;
-  }
   if (r.upload_url !== undefined) {
     if (typeof r.upload_url !== 'string' || !isHttpUrl(r.upload_url)) {
       throw fail(`${at}.upload_url`, `must be an http:// or https:// URL without user:password (got ${JSON.stringify(r.upload_url)})`);
@@ -98,6 +91,73 @@ function parseRoute(r: unknown, at: string, fail: Fail): Route {
       throw fail(`${at}.min_credit`, `must be a number of kie.ai credits, 0 or more (got ${JSON.stringify(r.min_credit)})`);
     }
     route.minCredit = r.min_credit;
+  }
+  return route;
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** `name` and `concurrency`, which every remote route may have. */
+function parseCommon(r: Json, route: Mutable<Route>, at: string, fail: Fail): void {
+  if (r.name !== undefined) {
+    if (typeof r.name !== 'string' || !NAME.test(r.name) || r.name === 'local') {
+      throw fail(`${at}.name`, `must be a name of letters, digits and . _ : # / - other than "local" (got ${JSON.stringify(r.name)})`);
+    }
+    route.name = r.name;
+  }
+  if (r.concurrency !== undefined) {
+    if (typeof r.concurrency !== 'number' || !Number.isInteger(r.concurrency) || r.concurrency < 1 || r.concurrency > 100_000) {
+      throw fail(`${at}.concurrency`, `must be a whole number from 1 to 100000 (got ${JSON.stringify(r.concurrency)})`);
+    }
+    route.concurrency = r.concurrency;
+  }
+}
+
+/**
+ * A comfyui route: `servers` (one or more ComfyUI base URLs), `workflow` (a workflow file in ComfyUI's API
+ * format, relative to the catalog file), optional `fps`, `key_env` (a token for a proxy in front of
+ * ComfyUI), `name` and `concurrency`. The workflow's contents are checked when the engine builds the route.
+ */
+function parseComfyRoute(r: Json, at: string, fail: Fail): Route {
+  const extra = Object.keys(r).find((k) => !COMFYUI_FIELDS.includes(k));
+  if (extra) throw fail(`${at}.${extra}`, `unknown field; a comfyui route has ${COMFYUI_FIELDS.join(', ')}`);
+  const route: Mutable<Route> = { backend: 'comfyui' };
+  parseCommon(r, route, at, fail);
+  const servers = r.servers;
+  if (!Array.isArray(servers) || servers.length === 0 || servers.length > MAX_SERVERS) {
+    throw fail(
+      `${at}.servers`,
+      `must be a list of 1 to ${MAX_SERVERS} ComfyUI addresses, e.g. ["http://gpu-1:8188", "http://gpu-2:8188"] (got ${JSON.stringify(servers)})`,
+    );
+  }
+  route.servers = servers.map((u, i) => {
+    if (typeof u !== 'string' || !isHttpUrl(u))
+      throw fail(`${at}.servers[${i}]`, `must be an http:// or https:// URL without user:password (got ${JSON.stringify(u)})`);
+    return u.replace(/\/+$/, '');
+  });
+  const dup = route.servers.find((u, i) => route.servers!.indexOf(u) !== i);
+  if (dup) throw fail(`${at}.servers`, `lists ${dup} twice`);
+  if (typeof r.workflow !== 'string' || !/\.json$/i.test(r.workflow) || r.workflow.length > 500) {
+    throw fail(
+      `${at}.workflow`,
+      `must be the path of a workflow file in ComfyUI's API format ending in .json, relative to the catalog file (got ${JSON.stringify(r.workflow)})`,
+    );
+  }
+  route.workflow = r.workflow;
+  if (r.fps !== undefined) {
+    if (typeof r.fps !== 'number' || !Number.isInteger(r.fps) || r.fps < 1 || r.fps > 120) {
+      throw fail(`${at}.fps`, `must be a whole number of frames per second from 1 to 120 (got ${JSON.stringify(r.fps)})`);
+    }
+    route.fps = r.fps;
+  }
+  if (r.key_env !== undefined) {
+    if (typeof r.key_env !== 'string' || !KEY_ENV.test(r.key_env)) {
+      throw fail(
+        `${at}.key_env`,
+        `must name the setting holding the token of the proxy in front of ComfyUI, capital letters, digits and _ ending in _KEY, _TOKEN or _SECRET (got ${JSON.stringify(r.key_env)})`,
+      );
+    }
+    route.keyEnv = r.key_env;
   }
   return route;
 }

@@ -86,7 +86,7 @@ export interface DraftRules {
  * backend kind is set for `local`; upstream kinds name their credential by setting, never by value.
  */
 export interface Route {
-  /** Backend kind: local, same-api, byteplus, fal, replicate, kie. */
+  /** Backend kind: local, same-api, byteplus, fal, replicate, kie, comfyui. */
   readonly backend: string;
   /** Name for logs, metrics and the task row; unique in the catalog (default `<kind>:<model id>#<position>`). */
   readonly name?: string;
@@ -104,6 +104,12 @@ export interface Route {
   readonly uploadUrl?: string;
   /** kie only: below this many kie.ai credits left on the account the route is skipped (docs/backends.md). */
   readonly minCredit?: number;
+  /** comfyui: the ComfyUI base URLs that share the route's tasks. */
+  readonly servers?: readonly string[];
+  /** comfyui: the workflow file (API format), relative to the catalog file. */
+  readonly workflow?: string;
+  /** comfyui: frames per second of the workflow's video (for `{{frames}}` and `{{fps}}`). */
+  readonly fps?: number;
 }
 
 /** What cross-field rules see: the model, which fields the client actually sent, and a path maker. */

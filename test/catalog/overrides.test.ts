@@ -68,7 +68,7 @@ describe('catalog overrides', () => {
     [{ models: { 'suno-v6': { aliases: ['seedance-2.5'] } } }, 'catalog overrides: the name "seedance-2.5" is used by both seedance-2.5 and suno-v6'],
     [
       { models: { 'suno-v6': { routes: [{ backend: 'midjourney' }] } } },
-      'catalog overrides: models."suno-v6".routes[0].backend: must be one of local, same-api, byteplus, fal, replicate, kie (got "midjourney")',
+      'catalog overrides: models."suno-v6".routes[0].backend: must be one of local, same-api, byteplus, fal, replicate, kie, comfyui (got "midjourney")',
     ],
     [
       { models: { 'suno-v6': { routes: [{ backend: 'fal', model: 'x', key_env: 'FAL_KEY', min_credit: 10 }] } } },

@@ -76,10 +76,17 @@ export function present(pairs: Record<string, unknown>): Record<string, unknown>
  * engine; the mime here is the upstream's word. A 404/410 means the result is gone (a definite
  * failure); other trouble is transient and the engine tries again.
  */
-export async function fetchResult(http: UpstreamHttp, url: string, tmpDir: string, label: string, fallbackMime: string): Promise<OutputFile> {
+export async function fetchResult(
+  http: UpstreamHttp,
+  url: string,
+  tmpDir: string,
+  label: string,
+  fallbackMime: string,
+  headers?: Readonly<Record<string, string>>,
+): Promise<OutputFile> {
   const dest = path.join(tmpDir, `${label}-${randomBytes(6).toString('hex')}`);
   try {
-    const got = await http.download(url, dest);
+    const got = await http.download(url, dest, headers && Object.keys(headers).length > 0 ? { headers } : {});
     const mime = got.mime && got.mime !== 'application/octet-stream' ? got.mime : fallbackMime;
     return { path: dest, mime };
   } catch (e) {
@@ -93,11 +100,16 @@ export async function fetchResult(http: UpstreamHttp, url: string, tmpDir: strin
   }
 }
 
-/** Downloads several results in order; when one fails, the ones already downloaded are removed (nobody else would). */
-export async function fetchAll(http: UpstreamHttp, items: readonly { url: string; label: string; mime: string }[], tmpDir: string): Promise<OutputFile[]> {
+/** Downloads several results in order; when one fails, the ones already downloaded are removed (nobody else would). `headers` go to every download (a credential only for the upstream's own address). */
+export async function fetchAll(
+  http: UpstreamHttp,
+  items: readonly { url: string; label: string; mime: string }[],
+  tmpDir: string,
+  headers?: Readonly<Record<string, string>>,
+): Promise<OutputFile[]> {
   const done: OutputFile[] = [];
   try {
-    for (const item of items) done.push(await fetchResult(http, item.url, tmpDir, item.label, item.mime));
+    for (const item of items) done.push(await fetchResult(http, item.url, tmpDir, item.label, item.mime, headers));
     return done;
   } catch (e) {
     await Promise.all(done.map((f) => rm(f.path, { force: true })));
