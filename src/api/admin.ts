@@ -7,6 +7,8 @@ import type { Services } from '../services.js';
 import type { Answer, Operation, Reply } from './operation.js';
 import * as S from './schemas.js';
 import { AdminTopups, adminTopupsQuery } from './payments.js';
+import { Alert, alertBody } from './alerts.js';
+import { callbackUrlCheck } from '../callbacks/index.js';
 
 const usd = z
   .union([z.string(), z.number()])
@@ -184,6 +186,29 @@ export const ADMIN_OPERATIONS: AdminOperation[] = [
       ok: env(S.Account, 'The account'),
     },
     (s, call) => data(s.accounts.setLimits(id(call), parseWith(adminBodies.limits, call.body, ''))),
+  ),
+  op(
+    {
+      method: 'get',
+      path: '/admin/v1/accounts/:id/alert',
+      id: 'adminGetAlert',
+      summary: "The account's low-balance alert",
+      params: adminAccount,
+      ok: env(Alert, 'The alert settings'),
+    },
+    (s, call) => data(s.alerts.get(id(call))),
+  ),
+  op(
+    {
+      method: 'post',
+      path: '/admin/v1/accounts/:id/alert',
+      id: 'adminSetAlert',
+      summary: "Set the account's low-balance alert (level, url, email); a missing field keeps its value",
+      params: adminAccount,
+      body: alertBody,
+      ok: env(Alert, 'The alert settings'),
+    },
+    (s, call) => data(s.alerts.set(id(call), parseWith(alertBody, call.body, ''), callbackUrlCheck(s.guard, 'url'))),
   ),
   op(
     {

@@ -15,6 +15,8 @@ import { recordInfo } from './tasks/record-info.js';
 import { chatCredit } from './kie/credit.js';
 import { downloadUrl } from './kie/download-url.js';
 import { KIE_UPLOADS } from './kie/uploads.js';
+import { callbackLog, redeliverCallback, rotateWebhookSecret, testWebhook, webhookSecret } from './webhooks.js';
+import { getAlert, setAlert } from './alerts.js';
 
 /**
  * Every HTTP operation GenGate serves, in one table: the OpenAPI document is generated from it
@@ -38,6 +40,13 @@ export const KEYED_OPERATIONS: KeyedOperation[] = [
   downloadUrl,
   createTopup,
   listTopups,
+  callbackLog,
+  redeliverCallback,
+  webhookSecret,
+  rotateWebhookSecret,
+  testWebhook,
+  getAlert,
+  setAlert,
 ];
 
 /** Every operation, in the order of the OpenAPI document. */
@@ -46,6 +55,8 @@ export const OPERATIONS: Operation[] = [
   recordInfo.spec,
   listTasks.spec,
   cancelTask.spec,
+  callbackLog.spec,
+  redeliverCallback.spec,
   {
     method: 'post',
     path: '/api/v1/files/upload',
@@ -61,6 +72,11 @@ export const OPERATIONS: Operation[] = [
     errors: ['missing_field', 'upload_rejected', 'invalid_request'],
   },
   balance.spec,
+  getAlert.spec,
+  setAlert.spec,
+  webhookSecret.spec,
+  rotateWebhookSecret.spec,
+  testWebhook.spec,
   {
     method: 'get',
     path: '/api/v1/models',

@@ -12,6 +12,7 @@ import * as m009 from './009_task_origin.js';
 import * as m010 from './010_members.js';
 import * as m011 from './011_key_budgets.js';
 import * as m012 from './012_topups.js';
+import * as m013 from './013_alerts_webhooks.js';
 
 export interface Migration {
   version: number;
@@ -33,4 +34,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 10, name: 'members and sign-in', up: m010.up },
   { version: 11, name: 'key names, expiry and budgets; the key of each charge', up: m011.up },
   { version: 12, name: 'card top-ups', up: m012.up },
+  { version: 13, name: 'low-balance alerts, account events, webhook attempts, previous webhook secret', up: m013.up },
 ];
