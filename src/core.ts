@@ -112,7 +112,21 @@ export async function openCore(config: Config, clock: Clock, opened = new Opened
       mailer: config.SMTP_URL ? new Mailer(config.SMTP_URL, config.MAIL_FROM) : null,
     });
     const alerts = new AlertSettings(database);
-    return { config, clock, database, ledger, alerts, accounts, auth, members, secrets, fileCatalog, catalog: models.catalog, models, close: () => opened.close() };
+    return {
+      config,
+      clock,
+      database,
+      ledger,
+      alerts,
+      accounts,
+      auth,
+      members,
+      secrets,
+      fileCatalog,
+      catalog: models.catalog,
+      models,
+      close: () => opened.close(),
+    };
   } catch (e) {
     await opened.close().catch(() => {}); // the start's own error is the one worth reporting
     throw e;

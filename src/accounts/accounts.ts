@@ -149,7 +149,11 @@ export class Accounts {
       const current = await this.row(trx, id);
       return trx
         .updateTable('accounts')
-        .set({ webhook_secret: this.secrets.seal(next), webhook_secret_previous: current.webhook_secret, webhook_secret_previous_until: now + WEBHOOK_SECRET_OVERLAP_MS })
+        .set({
+          webhook_secret: this.secrets.seal(next),
+          webhook_secret_previous: current.webhook_secret,
+          webhook_secret_previous_until: now + WEBHOOK_SECRET_OVERLAP_MS,
+        })
         .where('id', '=', id)
         .returningAll()
         .executeTakeFirstOrThrow();

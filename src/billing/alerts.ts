@@ -33,7 +33,15 @@ export async function afterFall(trx: Kysely<DB>, accountId: string, row: Balance
   const cleared = await trx.updateTable('accounts').set({ alert_armed: 0 }).where('id', '=', accountId).where('alert_armed', '=', 1).executeTakeFirst();
   if (Number(cleared.numUpdatedRows) === 0) return;
   const id = randomId('evt_', 12);
-  const body = JSON.stringify({ type: BALANCE_LOW, id, accountId, balance: formatUsd(balance, 4), level: formatUsd(level, 4), currency: 'USD', at: new Date(now).toISOString() });
+  const body = JSON.stringify({
+    type: BALANCE_LOW,
+    id,
+    accountId,
+    balance: formatUsd(balance, 4),
+    level: formatUsd(level, 4),
+    currency: 'USD',
+    at: new Date(now).toISOString(),
+  });
   const rows = [];
   const base = { account_id: accountId, type: BALANCE_LOW, body, status: 'pending' as const, attempts: 0, due_at: now, created_at: now };
   if (row.alert_url) rows.push({ ...base, id, channel: 'webhook' as const, url: row.alert_url });

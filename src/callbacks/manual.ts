@@ -73,13 +73,18 @@ export class Webhooks {
         .where('task_id', '=', taskId)
         .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
         .executeTakeFirst();
-      if (Number(taken.numUpdatedRows) === 0) throw Errors.conflict(`a delivery of task ${shown(taskId)} is in progress; look at its delivery log in a few seconds`);
+      if (Number(taken.numUpdatedRows) === 0)
+        throw Errors.conflict(`a delivery of task ${shown(taskId)} is in progress; look at its delivery log in a few seconds`);
       return { repeated: null, c, task: { ...task, seq: Number(task.seq) } as unknown as TaskRow, keys: signingKeys(secrets, task, now) };
     });
     if (claimed.repeated) return { repeated: true, attempt: attemptView(claimed.repeated), callback: callbackView(claimed.c) };
     const { c, task, keys } = claimed as Required<typeof claimed>;
     const { body } = callbackBody(task, c, view);
-    const attempt = await attemptDelivery(guard, { url: c.url, keys, webhookId: webhookId(taskId), subject: taskId, body, at: new Date(now) }, settings.timeoutMs);
+    const attempt = await attemptDelivery(
+      guard,
+      { url: c.url, keys, webhookId: webhookId(taskId), subject: taskId, body, at: new Date(now) },
+      settings.timeoutMs,
+    );
     const done = clock.now();
     let logged = '';
     const row = await database.tx(async (trx) => {
@@ -122,13 +127,21 @@ export class Webhooks {
       throw e;
     }
     const now = clock.now();
-    const account = await database.db.selectFrom('accounts').select(['accounts.id', ...KEY_COLUMNS]).where('accounts.id', '=', accountId).executeTakeFirst();
+    const account = await database.db
+      .selectFrom('accounts')
+      .select(['accounts.id', ...KEY_COLUMNS])
+      .where('accounts.id', '=', accountId)
+      .executeTakeFirst();
     if (!account) throw Errors.notFound(`account ${accountId} not found`);
     const id = randomId('evt_', 12);
     const payload = { type: 'webhook.test', id, accountId, at: new Date(now).toISOString() };
     const body = JSON.stringify(payload);
     const hook = `msg_${id}`;
-    const attempt = await attemptDelivery(guard, { url, keys: signingKeys(secrets, account, now), webhookId: hook, subject: id, body, at: new Date(now) }, settings.timeoutMs);
+    const attempt = await attemptDelivery(
+      guard,
+      { url, keys: signingKeys(secrets, account, now), webhookId: hook, subject: id, body, at: new Date(now) },
+      settings.timeoutMs,
+    );
     const logged = await database.tx((trx) => logAttempt(trx, { accountId, taskId: null, eventId: id, kind: 'test', url, webhookId: hook }, attempt, now));
     return { ...viewOf(logged, attempt, 'test', url, hook, now), body: payload };
   }

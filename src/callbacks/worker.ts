@@ -152,17 +152,21 @@ export class CallbackWorker {
     const attempts = Number(c.attempts) + 1;
     const retryIn = task ? settings.retryDelaysMs[attempts - 1] : undefined;
     const outcome = attempt.ok ? 'delivered' : retryIn === undefined ? 'failed' : 'retry';
-    await this.write(c.task_id, {
-      status: outcome === 'retry' ? 'pending' : outcome,
-      attempts,
-      last_attempt_at: now,
-      last_status_code: attempt.statusCode,
-      last_error: attempt.error,
-      delivered_at: attempt.ok ? now : null,
-      due_at: outcome === 'retry' ? now + retryIn! : c.due_at,
-      locked_until: null,
-      locked_by: null,
-    }, accountId ? { account: accountId, attempt, at: started, kind: attempts === 1 ? 'delivery' : 'retry', url: c.url } : null);
+    await this.write(
+      c.task_id,
+      {
+        status: outcome === 'retry' ? 'pending' : outcome,
+        attempts,
+        last_attempt_at: now,
+        last_status_code: attempt.statusCode,
+        last_error: attempt.error,
+        delivered_at: attempt.ok ? now : null,
+        due_at: outcome === 'retry' ? now + retryIn! : c.due_at,
+        locked_until: null,
+        locked_by: null,
+      },
+      accountId ? { account: accountId, attempt, at: started, kind: attempts === 1 ? 'delivery' : 'retry', url: c.url } : null,
+    );
     this.deps.count?.(outcome);
     if (outcome === 'failed') this.work.log.warn({ taskId: c.task_id, attempts, error: attempt.error }, 'callbacks: delivery given up');
   }

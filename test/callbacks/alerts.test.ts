@@ -23,7 +23,13 @@ describe.each(dialects())('low-balance alerts on %s', (dialect) => {
   beforeAll(async () => {
     r = await startReceiver(() => 200);
     smtp = await startSmtp();
-    s = await startServer(dialect, { ...FAST, ALLOW_PRIVATE_NETWORK: 'true', SMTP_URL: smtp.url, CALLBACK_RETRY_DELAYS_MS: '50,50', CALLBACK_TIMEOUT_MS: '2000' });
+    s = await startServer(dialect, {
+      ...FAST,
+      ALLOW_PRIVATE_NETWORK: 'true',
+      SMTP_URL: smtp.url,
+      CALLBACK_RETRY_DELAYS_MS: '50,50',
+      CALLBACK_TIMEOUT_MS: '2000',
+    });
     s.services.callbacks.start();
     const probe = await s.call('GET', `/v1/pricing/calculate?model=${MODEL}`);
     expect(probe.status, JSON.stringify(probe.body)).toBe(200);
@@ -173,7 +179,11 @@ describe.each(dialects())('low-balance alerts on %s', (dialect) => {
     await s.services.members.create(a.id, 'member@rules.example', 'member', PASSWORD);
     const owner = asBrowser(s, await signedIn(await s.call('POST', '/api/v1/auth/signin', { body: { email: 'owner@rules.example', password: PASSWORD } })));
     const member = asBrowser(s, await signedIn(await s.call('POST', '/api/v1/auth/signin', { body: { email: 'member@rules.example', password: PASSWORD } })));
-    expect((await owner('PUT', '/api/v1/account/alert', { body: { level: '2', email: true } })).body.data).toMatchObject({ level: '2.0000', email: true, armed: true });
+    expect((await owner('PUT', '/api/v1/account/alert', { body: { level: '2', email: true } })).body.data).toMatchObject({
+      level: '2.0000',
+      email: true,
+      armed: true,
+    });
     const denied = await member('PUT', '/api/v1/account/alert', { body: { level: '3' } });
     expect(denied.status).toBe(403);
     expect(denied.body.msg).toContain('owner');
@@ -206,7 +216,11 @@ describe.each(dialects())('low-balance alerts on %s', (dialect) => {
       const [row] = (await events(a.id)).filter((e) => e.channel === 'webhook');
       // A worker that claimed it and died: its lease ran out a moment ago.
       await s.services.database.tx((trx) =>
-        trx.updateTable('account_events').set({ locked_by: 'ev_dead', locked_until: Date.now() - 1 }).where('id', '=', row!.id).execute(),
+        trx
+          .updateTable('account_events')
+          .set({ locked_by: 'ev_dead', locked_until: Date.now() - 1 })
+          .where('id', '=', row!.id)
+          .execute(),
       );
     } finally {
       s.services.callbacks.start();

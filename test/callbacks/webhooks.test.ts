@@ -23,7 +23,9 @@ describe.each(dialects())('account webhooks on %s', (dialect) => {
       if (path.startsWith('/down')) return 503;
       return 200;
     });
-    s = await startServer(dialect, { ...FAST, ALLOW_PRIVATE_NETWORK: 'true', CALLBACK_RETRY_DELAYS_MS: '50,50', CALLBACK_TIMEOUT_MS: '2000' }, undefined, { clock });
+    s = await startServer(dialect, { ...FAST, ALLOW_PRIVATE_NETWORK: 'true', CALLBACK_RETRY_DELAYS_MS: '50,50', CALLBACK_TIMEOUT_MS: '2000' }, undefined, {
+      clock,
+    });
     s.services.engine.start();
     s.services.callbacks.start();
     account = await s.account(10);
@@ -71,7 +73,11 @@ describe.each(dialects())('account webhooks on %s', (dialect) => {
     ]);
     const again = await s.call('POST', '/api/v1/jobs/callbacks/redeliver', { key: account.key, body: { taskId: id } });
     expect(again.status, JSON.stringify(again.body)).toBe(200);
-    expect(again.body.data).toMatchObject({ repeated: false, attempt: { kind: 'redeliver', ok: false, statusCode: 503 }, callback: { status: 'failed', attempts: 4 } });
+    expect(again.body.data).toMatchObject({
+      repeated: false,
+      attempt: { kind: 'redeliver', ok: false, statusCode: 503 },
+      callback: { status: 'failed', attempts: 4 },
+    });
     const repeat = await s.call('POST', '/api/v1/jobs/callbacks/redeliver', { key: account.key, body: { taskId: id } });
     expect(repeat.body.data).toMatchObject({ repeated: true, attempt: { id: again.body.data.attempt.id } });
     expect(r.at(path)).toHaveLength(4);
@@ -88,7 +94,11 @@ describe.each(dialects())('account webhooks on %s', (dialect) => {
     const path = `/ok/${Math.random()}`;
     const id = await run(path);
     const res = await s.call('POST', '/api/v1/jobs/callbacks/redeliver', { key: account.key, body: { taskId: id } });
-    expect(res.body.data).toMatchObject({ repeated: false, attempt: { kind: 'redeliver', ok: true, statusCode: 200 }, callback: { status: 'delivered', attempts: 2 } });
+    expect(res.body.data).toMatchObject({
+      repeated: false,
+      attempt: { kind: 'redeliver', ok: true, statusCode: 200 },
+      callback: { status: 'delivered', attempts: 2 },
+    });
     const [, second] = r.at(path);
     const secret = await s.services.accounts.webhookSecret(account.id);
     expect(JSON.parse(second!.body)).toMatchObject({ code: 200, taskId: id });
