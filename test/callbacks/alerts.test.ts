@@ -206,11 +206,11 @@ describe.each(dialects())('low-balance alerts on %s', (dialect) => {
       admin.services.callbacks.start();
       await admin.call('POST', `/admin/v1/accounts/${a.id}/alert`, { headers, body: { url: null, email: true } });
       await admin.services.accounts.adjust(a.id, -1_000_000, 'below 4.5');
-      const [row] = await eventually(async () => {
+      const rows = await eventually(async () => {
         const rows = await admin.services.database.db.selectFrom('account_events').selectAll().where('account_id', '=', a.id).execute();
         return rows.length === 1 && rows[0]!.status !== 'pending' ? rows : null;
       });
-      expect(row).toMatchObject({ channel: 'email', status: 'failed', attempts: 1, last_error: 'SMTP_URL is not set: no email can be sent' });
+      expect(rows![0]).toMatchObject({ channel: 'email', status: 'failed', attempts: 1, last_error: 'SMTP_URL is not set: no email can be sent' });
     } finally {
       await admin.close();
     }
