@@ -2,7 +2,7 @@ import { ConfigError, type Config } from './config.js';
 import type { Clock } from './clock.js';
 import { openDatabase, type Database } from './store/index.js';
 import { DatabaseTooNew, migrate } from './store/index.js';
-import { Ledger } from './billing/index.js';
+import { AlertSettings, Ledger } from './billing/index.js';
 import { Accounts, Authenticator } from './accounts/index.js';
 import { loadCatalog, ModelSwitches, type Catalog } from './catalog/index.js';
 import { SecretBox, SecretKeyMissing, loadSecretKeys } from './secrets/index.js';
@@ -54,6 +54,8 @@ export interface Core {
   clock: Clock;
   database: Database;
   ledger: Ledger;
+  /** The accounts' low-balance alerts (decision 1905). */
+  alerts: AlertSettings;
   accounts: Accounts;
   auth: Authenticator;
   /** Members of accounts, sessions, invites and password resets (decision 1903). */
@@ -109,7 +111,22 @@ export async function openCore(config: Config, clock: Clock, opened = new Opened
       publicUrl: config.PUBLIC_BASE_URL,
       mailer: config.SMTP_URL ? new Mailer(config.SMTP_URL, config.MAIL_FROM) : null,
     });
-    return { config, clock, database, ledger, accounts, auth, members, secrets, fileCatalog, catalog: models.catalog, models, close: () => opened.close() };
+    const alerts = new AlertSettings(database);
+    return {
+      config,
+      clock,
+      database,
+      ledger,
+      alerts,
+      accounts,
+      auth,
+      members,
+      secrets,
+      fileCatalog,
+      catalog: models.catalog,
+      models,
+      close: () => opened.close(),
+    };
   } catch (e) {
     await opened.close().catch(() => {}); // the start's own error is the one worth reporting
     throw e;

@@ -13,7 +13,8 @@ import { Tasks } from './tasks/index.js';
 import { Metrics } from './metrics/index.js';
 import { NetGuard } from './net/index.js';
 import { configureMedia, setBinary } from './media/index.js';
-import { CallbackWorker, callbackUrlCheck, retryDelays } from './callbacks/index.js';
+import { CallbackWorker, Webhooks, callbackUrlCheck, retryDelays } from './callbacks/index.js';
+import { Mailer } from './members/index.js';
 import { buildContentCheck, type ContentCheck } from './moderation/index.js';
 import { buildPayments, type Payments } from './payments/index.js';
 
@@ -37,6 +38,8 @@ export interface Services extends Core {
   guard: NetGuard;
   /** The callback delivery worker; `gengate serve` starts it next to the engine. */
   callbacks: CallbackWorker;
+  /** Delivery logs, redelivery and test deliveries of the account webhooks (decision 1905). */
+  webhooks: Webhooks;
   /** Carries task signals between processes (Redis, else PostgreSQL LISTEN/NOTIFY, else none). */
   wakeups: Wakeups;
   /** Circuit breakers and concurrency slots of the catalog's routes (issue 8). */
@@ -161,26 +164,31 @@ async function assemble(core: Core, opened: Opened, opts: BuildOptions): Promise
   const wakeups = opened.add(await step('wake-ups', () => connectWakeups(tasks.signals, { redis, databaseUrl: config.DATABASE_URL, database })), (w) =>
     w.close(),
   );
-  const callbacks = new CallbackWorker({
+  const deliveryDeps = {
     database,
     clock,
     guard,
     secrets,
-    signals: tasks.signals,
-    view: { usdRubRate: config.USD_RUB_RATE, fileUrl: (id, name) => files.url(id, name) },
+    view: { usdRubRate: config.USD_RUB_RATE, fileUrl: (id: string, name: string) => files.url(id, name) },
     settings: {
       retryDelaysMs: retryDelays(config.CALLBACK_RETRY_DELAYS_MS),
       timeoutMs: config.CALLBACK_TIMEOUT_MS,
       concurrency: config.CALLBACK_CONCURRENCY,
       pollMs: config.ENGINE_POLL_MS,
     },
+  };
+  const callbacks = new CallbackWorker({
+    ...deliveryDeps,
+    signals: tasks.signals,
     count: (outcome) => metrics.callbackDeliveries.inc({ outcome }),
+    mailer: config.SMTP_URL ? new Mailer(config.SMTP_URL, config.MAIL_FROM) : null,
   });
+  const webhooks = new Webhooks(deliveryDeps);
   // Registered last, so they stop first: nothing is started here, `gengate serve` (or a test) starts them.
   opened.add(callbacks, (c) => c.stop());
   opened.add(engine, (e) => e.stop());
   const payments = buildPayments(config, database, ledger, clock);
-  return { ...core, limits, redis, files, facts, uploads, tasks, engine, metrics, guard, callbacks, wakeups, routeHealth, moderation, payments };
+  return { ...core, limits, redis, files, facts, uploads, tasks, engine, metrics, guard, callbacks, webhooks, wakeups, routeHealth, moderation, payments };
 }
 
 /** One Backend per upstream route of the catalog; loaded only by processes that run the engine. A missing credential is a ConfigError. */

@@ -17,6 +17,15 @@ import { boundNewKey, checkCustody, checkExpiryBound, checkMakerBudget, keysMade
 /** The dialects an account may be set to (DECISIONS §18, decision 0402): the SPEC shapes, or kie.ai's. */
 export const API_DIALECTS = ['gengate', 'kie'] as const satisfies readonly ApiDialect[];
 
+/** How long a rotated-out webhook secret keeps signing deliveries next to the new one (decision 1905). */
+export const WEBHOOK_SECRET_OVERLAP_MS = 24 * 3600_000;
+
+/** An account's webhook secrets: the current one and the previous one while it still signs. */
+export interface WebhookSecrets {
+  secret: string;
+  previous: { secret: string; validUntil: string } | null;
+}
+
 /** What an operator sees of an account. */
 export interface AccountView {
   id: string;
@@ -128,6 +137,43 @@ export class Accounts {
   /** The account's webhook signing secret (for callbacks and for the operator). */
   async webhookSecret(id: string): Promise<string> {
     return this.secrets.open((await this.row(this.database.db, id)).webhook_secret);
+  }
+
+  /** The account's webhook secrets: the current one and, for 24 h after a rotation, the previous one (both sign deliveries; decision 1905). */
+  async webhookSecrets(id: string): Promise<WebhookSecrets> {
+    return this.secretsOf(await this.row(this.database.db, id));
+  }
+
+  /**
+   * Makes a new webhook secret. The one it replaces keeps signing (second `webhook-signature`) for
+   * WEBHOOK_SECRET_OVERLAP_MS; a secret replaced earlier than that stops at once.
+   */
+  async rotateWebhookSecret(id: string): Promise<WebhookSecrets> {
+    const now = this.clock.now();
+    const next = `whsec_${randomBytes(24).toString('base64')}`;
+    const row = await this.database.tx(async (trx) => {
+      const current = await this.row(trx, id);
+      return trx
+        .updateTable('accounts')
+        .set({
+          webhook_secret: this.secrets.seal(next),
+          webhook_secret_previous: current.webhook_secret,
+          webhook_secret_previous_until: now + WEBHOOK_SECRET_OVERLAP_MS,
+        })
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+    });
+    return this.secretsOf(row);
+  }
+
+  private secretsOf(row: Selectable<AccountsTable>): WebhookSecrets {
+    const until = row.webhook_secret_previous_until === null ? null : Number(row.webhook_secret_previous_until);
+    const live = row.webhook_secret_previous !== null && until !== null && until > this.clock.now();
+    return {
+      secret: this.secrets.open(row.webhook_secret),
+      previous: live ? { secret: this.secrets.open(row.webhook_secret_previous!), validUntil: new Date(until).toISOString() } : null,
+    };
   }
 
   /** How many webhook secrets are sealed with each key id (`unsealed` for none). */

@@ -10,6 +10,8 @@ import { AdminTopups, adminTopupsQuery } from './payments.js';
 import { usd } from './fields.js';
 import { keyBodies, readKeyChanges, readNewKey } from './key-bodies.js';
 import { reportAnswer, ReportAnswer, reportQuery, usageAnswer, UsageAnswer, usageQuery } from './usage.js';
+import { Alert, alertBody } from './alerts.js';
+import { callbackUrlCheck } from '../callbacks/index.js';
 
 const rateLimit = z.number().int().min(1).max(1_000_000_000).nullable();
 const signedUsd = z
@@ -155,6 +157,29 @@ export const ADMIN_OPERATIONS: AdminOperation[] = [
       ok: env(S.Account, 'The account'),
     },
     (s, call) => data(s.accounts.setLimits(id(call), parseWith(adminBodies.limits, call.body, ''))),
+  ),
+  op(
+    {
+      method: 'get',
+      path: '/admin/v1/accounts/:id/alert',
+      id: 'adminGetAlert',
+      summary: "The account's low-balance alert",
+      params: adminAccount,
+      ok: env(Alert, 'The alert settings'),
+    },
+    (s, call) => data(s.alerts.get(id(call))),
+  ),
+  op(
+    {
+      method: 'post',
+      path: '/admin/v1/accounts/:id/alert',
+      id: 'adminSetAlert',
+      summary: "Set the account's low-balance alert (level, url, email); a missing field keeps its value",
+      params: adminAccount,
+      body: alertBody,
+      ok: env(Alert, 'The alert settings'),
+    },
+    (s, call) => data(s.alerts.set(id(call), parseWith(alertBody, call.body, ''), callbackUrlCheck(s.guard, 'url'))),
   ),
   op(
     {

@@ -22,7 +22,7 @@ export interface Reply {
 
 /** The spec of one HTTP operation: what the OpenAPI document says about it. */
 export interface Operation {
-  method: 'get' | 'post' | 'delete';
+  method: 'get' | 'post' | 'put' | 'delete';
   /** The path as registered in Fastify (`:param` style). */
   path: string;
   id: string;

@@ -17,6 +17,8 @@ import { chatCredit } from './kie/credit.js';
 import { downloadUrl } from './kie/download-url.js';
 import { KIE_UPLOADS } from './kie/uploads.js';
 import { createKey, getAccount, listKeys, revokeKey, updateKey } from './keys.js';
+import { callbackLog, redeliverCallback, rotateWebhookSecret, testWebhook, webhookSecret } from './webhooks.js';
+import { getAlert, setAlert } from './alerts.js';
 
 /**
  * Every HTTP operation GenGate serves, in one table: the OpenAPI document is generated from it
@@ -46,6 +48,13 @@ export const KEYED_OPERATIONS: KeyedOperation[] = [
   updateKey,
   revokeKey,
   usage,
+  callbackLog,
+  redeliverCallback,
+  webhookSecret,
+  rotateWebhookSecret,
+  testWebhook,
+  getAlert,
+  setAlert,
 ];
 
 /** Every operation, in the order of the OpenAPI document. */
@@ -54,6 +63,8 @@ export const OPERATIONS: Operation[] = [
   recordInfo.spec,
   listTasks.spec,
   cancelTask.spec,
+  callbackLog.spec,
+  redeliverCallback.spec,
   {
     method: 'post',
     path: '/api/v1/files/upload',
@@ -75,6 +86,11 @@ export const OPERATIONS: Operation[] = [
   updateKey.spec,
   revokeKey.spec,
   usage.spec,
+  getAlert.spec,
+  setAlert.spec,
+  webhookSecret.spec,
+  rotateWebhookSecret.spec,
+  testWebhook.spec,
   {
     method: 'get',
     path: '/api/v1/models',

@@ -5,3 +5,4 @@ export { periodStart } from './periods.js';
 export { usageOf, usageQuery, usageView, usageCsv, USAGE_GROUPS, type Usage, type UsageGroup, type UsageRow } from './usage.js';
 export { moneyReport, reportView, reportCsv, REPORT_PERIODS, type MoneyReport, type ReportPeriod } from './report.js';
 export { readWindow, DAY_MS, type Window } from './window.js';
+export { AlertSettings, BALANCE_LOW, type AlertView, type AlertChange } from './alerts.js';

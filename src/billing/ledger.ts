@@ -3,6 +3,7 @@ import type { DB, KeyBudgetPeriod, LedgerKind, LedgerSource } from '../store/ind
 import type { Clock } from '../clock.js';
 import { insertRow, prepared } from '../store/index.js';
 import { periodStart } from './periods.js';
+import { afterFall, afterRise, BALANCE_COLUMNS, type BalanceRow } from './alerts.js';
 
 /** Takes money if the balance covers it; the condition keeps a balance from going below zero. */
 const takeStatement = prepared(2, (db: Kysely<DB>, accountId, amount) =>
@@ -11,14 +12,14 @@ const takeStatement = prepared(2, (db: Kysely<DB>, accountId, amount) =>
     .set({ balance_micros: sql`balance_micros - ${amount}` })
     .where('id', '=', accountId)
     .where('balance_micros', '>=', amount as unknown as number)
-    .returning('balance_micros'),
+    .returning(BALANCE_COLUMNS),
 );
 const moveStatement = prepared(2, (db: Kysely<DB>, accountId, delta) =>
   db
     .updateTable('accounts')
     .set({ balance_micros: sql`balance_micros + ${delta}` })
     .where('id', '=', accountId)
-    .returning('balance_micros'),
+    .returning(BALANCE_COLUMNS),
 );
 /** Moves a key's spend by `delta` in its running total, the UTC day and the UTC month (one statement; rows made on first use). */
 const spendStatement = prepared(4, (db: Kysely<DB>, keyId, day, month, delta) =>
@@ -52,7 +53,9 @@ export interface LedgerEntry {
  * The append-only ledger. Every method takes the caller's transaction, so a charge commits
  * together with whatever it pays for. The cached `accounts.balance_micros` moves in the same
  * statement order everywhere: a conditional UPDATE (which never lets the balance go below zero
- * and serialises concurrent writers on the account row), then the entry.
+ * and serialises concurrent writers on the account row), then the entry. The same UPDATE returns
+ * the account's low-balance alert state, so the crossing of the level fires (a fall) or re-arms
+ * (a rise) in the transaction of the change, under its row lock (decision 1905, `alerts.ts`).
  */
 export class Ledger {
   constructor(private readonly clock: Clock) {}
@@ -207,7 +210,10 @@ export class Ledger {
   private async take(trx: Kysely<DB>, accountId: string, amount: number): Promise<ChargeResult> {
     assertAmount(amount);
     const [row] = (await takeStatement(trx, accountId, amount)).rows;
-    if (row) return { ok: true, balanceAfter: Number(row.balance_micros) };
+    if (row) {
+      await afterFall(trx, accountId, row as BalanceRow, this.clock.now());
+      return { ok: true, balanceAfter: Number(row.balance_micros) };
+    }
     const current = await trx.selectFrom('accounts').select('balance_micros').where('id', '=', accountId).executeTakeFirst();
     if (!current) throw new Error(`no account ${accountId}`);
     return { ok: false, balance: Number(current.balance_micros), required: amount };
@@ -216,6 +222,7 @@ export class Ledger {
   private async move(trx: Kysely<DB>, accountId: string, delta: number): Promise<number> {
     const [row] = (await moveStatement(trx, accountId, delta)).rows;
     if (!row) throw new Error(`no account ${accountId}`);
+    if (delta > 0) await afterRise(trx, accountId, row as BalanceRow);
     return Number(row.balance_micros);
   }
 

@@ -1,13 +1,24 @@
 import { NetError, type NetGuard } from '../net/index.js';
 import type { CallbacksTable } from '../store/index.js';
 import { SUNO_ORIGIN, sunoCallback, taskView, type TaskRow, type ViewOptions } from '../tasks/index.js';
-import { signatureHeaders } from './signing.js';
+import { signatureHeaders, type SigningKeys } from './signing.js';
 
-/** What one attempt came to: delivered, or why not. */
+/** What one attempt came to: delivered, or why not, and how long it took. */
 export interface Attempt {
   ok: boolean;
   statusCode: number | null;
   error: string | null;
+  durationMs: number;
+}
+
+/** One signed POST to make. `subject`: the task id (an event's id for account events), signed by the older scheme. */
+export interface Delivery {
+  url: string;
+  keys: SigningKeys;
+  webhookId: string;
+  subject: string;
+  body: string;
+  at: Date;
 }
 
 /** DECISIONS §14: the body existing handlers of this API family parse; `data` is the recordInfo Task plus `callbackType` (kie.ai's Suno shape for Suno tasks). */
@@ -26,15 +37,10 @@ export function webhookId(taskId: string): string {
 }
 
 /** POSTs one signed delivery through the network guard. Any 2xx within the timeout is delivery; redirects are not followed. */
-export async function attemptDelivery(
-  guard: NetGuard,
-  url: string,
-  secret: string,
-  taskId: string,
-  body: string,
-  at: Date,
-  timeoutMs: number,
-): Promise<Attempt> {
+export async function attemptDelivery(guard: NetGuard, d: Delivery, timeoutMs: number): Promise<Attempt> {
+  const started = performance.now();
+  const took = () => Math.round(performance.now() - started);
+  const { url, body } = d;
   try {
     const res = await guard.fetch(url, {
       method: 'POST',
@@ -44,17 +50,17 @@ export async function attemptDelivery(
       headers: {
         'content-type': 'application/json',
         'user-agent': 'GenGate-Callbacks/1',
-        ...signatureHeaders(secret, webhookId(taskId), taskId, body, at),
+        ...signatureHeaders(d.keys, d.webhookId, d.subject, body, d.at),
       },
     });
-    if (res.status >= 200 && res.status < 300) return { ok: true, statusCode: res.status, error: null };
+    if (res.status >= 200 && res.status < 300) return { ok: true, statusCode: res.status, error: null, durationMs: took() };
     if (res.status >= 300 && res.status < 400) {
       const to = res.headers.location ? ` to ${String(res.headers.location).slice(0, 200)}` : '';
-      return { ok: false, statusCode: res.status, error: `redirect${to} not followed (HTTP ${res.status})` };
+      return { ok: false, statusCode: res.status, error: `redirect${to} not followed (HTTP ${res.status})`, durationMs: took() };
     }
-    return { ok: false, statusCode: res.status, error: `receiver answered HTTP ${res.status}` };
+    return { ok: false, statusCode: res.status, error: `receiver answered HTTP ${res.status}`, durationMs: took() };
   } catch (e) {
     const message = e instanceof NetError ? e.message : `delivery failed: ${(e as Error).message}`;
-    return { ok: false, statusCode: null, error: message.slice(0, 500) };
+    return { ok: false, statusCode: null, error: message.slice(0, 500), durationMs: took() };
   }
 }

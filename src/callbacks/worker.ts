@@ -8,7 +8,11 @@ import type { CallbacksTable } from '../store/index.js';
 import type { SecretBox } from '../secrets/index.js';
 import type { EngineLog } from '../engine/index.js';
 import { TASK_VIEW_COLUMNS, type TaskRow, type TaskSignals, type ViewOptions } from '../tasks/index.js';
-import { attemptDelivery, callbackBody, type Attempt } from './deliver.js';
+import type { Mailer } from '../members/index.js';
+import { attemptDelivery, callbackBody, webhookId, type Attempt } from './deliver.js';
+import { EventWorker } from './events.js';
+import { KEY_COLUMNS, logAttempt, signingKeys } from './log.js';
+import type { SigningKeys } from './signing.js';
 
 /** Settings of the delivery worker. */
 export interface CallbackSettings {
@@ -30,13 +34,16 @@ export interface CallbackDeps {
   /** Opens the sealed webhook secrets of the accounts. */
   secrets: SecretBox;
   count?: (outcome: 'delivered' | 'retry' | 'failed') => void;
+  /** Sends the account events' emails (null: SMTP_URL not set, email events fail with that reason). */
+  mailer?: Mailer | null;
 }
 
-/** A claimed delivery with what it needs: the task (null if gone) and the account's secret. */
+/** A claimed delivery with what it needs: the task (null if gone) and the account's signing keys. */
 interface Claimed {
   c: CallbacksTable;
   task: TaskRow | null;
-  secret: string;
+  keys: SigningKeys;
+  accountId: string | null;
 }
 
 /**
@@ -48,6 +55,8 @@ interface Claimed {
 export class CallbackWorker {
   readonly workerId = randomId('cb_', 9);
   private readonly work: WorkLoop<Claimed>;
+  /** The account events (low-balance alerts): their own outbox, started and stopped with this worker. */
+  readonly events: EventWorker;
 
   constructor(private readonly deps: CallbackDeps) {
     const { concurrency, pollMs } = deps.settings;
@@ -61,23 +70,25 @@ export class CallbackWorker {
       minFreeToClaim: Math.ceil(concurrency / 4),
     });
     deps.signals.on('callbackDue', () => this.work.wake());
+    this.events = new EventWorker(deps);
   }
 
-  /** Starts the loop (idempotent). */
+  /** Starts the loops (idempotent). */
   start(log?: EngineLog): void {
     this.work.start(log);
+    this.events.start(log);
   }
 
   /** Stops claiming and waits for the deliveries in flight. */
   async stop(): Promise<void> {
-    await this.work.stop();
+    await Promise.all([this.work.stop(), this.events.stop()]);
   }
 
-  /** One round without the loop: claims what is due and delivers it; returns how many were attempted. */
+  /** One round without the loop: claims what is due (callbacks and account events) and delivers it; returns how many were attempted. */
   async tick(): Promise<number> {
     const claimed = await this.claim(this.deps.settings.concurrency);
     await Promise.all(claimed.map((c) => this.deliver(c)));
-    return claimed.length;
+    return claimed.length + (await this.events.tick());
   }
 
   /** Takes leases on up to `n` due deliveries, oldest due first, with their tasks and signing secrets (one round trip for the batch). */
@@ -105,7 +116,8 @@ export class CallbackWorker {
         .selectFrom('tasks')
         .innerJoin('accounts', 'accounts.id', 'tasks.account_id')
         .select(TASK_VIEW_COLUMNS.map((col) => `tasks.${col}` as const))
-        .select('accounts.webhook_secret')
+        .select(KEY_COLUMNS)
+        .select('tasks.account_id')
         .where(
           'tasks.id',
           'in',
@@ -115,43 +127,62 @@ export class CallbackWorker {
       const byId = new Map(tasks.map((t) => [t.id, t]));
       return rows.map((c) => {
         const t = byId.get(c.task_id);
-        return { c, task: t ? ({ ...t, seq: Number(t.seq) } as unknown as TaskRow) : null, secret: t ? this.deps.secrets.open(t.webhook_secret) : '' };
+        return {
+          c,
+          task: t ? ({ ...t, seq: Number(t.seq) } as unknown as TaskRow) : null,
+          keys: t ? signingKeys(this.deps.secrets, t, now) : { secret: '', previous: null },
+          accountId: t ? t.account_id : null,
+        };
       });
     });
   }
 
   /** One attempt of one claimed delivery, then its outcome written back (only while this worker holds the lease). */
-  private async deliver({ c, task, secret }: Claimed): Promise<void> {
+  private async deliver({ c, task, keys, accountId }: Claimed): Promise<void> {
     const { clock, guard, view, settings } = this.deps;
     let attempt: Attempt;
-    if (!task) attempt = { ok: false, statusCode: null, error: 'the task no longer exists' };
+    const started = clock.now();
+    if (!task) attempt = { ok: false, statusCode: null, error: 'the task no longer exists', durationMs: 0 };
     else {
       const { body } = callbackBody(task, c, view);
-      attempt = await attemptDelivery(guard, c.url, secret, c.task_id, body, new Date(clock.now()), settings.timeoutMs);
+      const delivery = { url: c.url, keys, webhookId: webhookId(c.task_id), subject: c.task_id, body, at: new Date(started) };
+      attempt = await attemptDelivery(guard, delivery, settings.timeoutMs);
     }
     const now = clock.now();
     const attempts = Number(c.attempts) + 1;
     const retryIn = task ? settings.retryDelaysMs[attempts - 1] : undefined;
     const outcome = attempt.ok ? 'delivered' : retryIn === undefined ? 'failed' : 'retry';
-    await this.write(c.task_id, {
-      status: outcome === 'retry' ? 'pending' : outcome,
-      attempts,
-      last_attempt_at: now,
-      last_status_code: attempt.statusCode,
-      last_error: attempt.error,
-      delivered_at: attempt.ok ? now : null,
-      due_at: outcome === 'retry' ? now + retryIn! : c.due_at,
-      locked_until: null,
-      locked_by: null,
-    });
+    await this.write(
+      c.task_id,
+      {
+        status: outcome === 'retry' ? 'pending' : outcome,
+        attempts,
+        last_attempt_at: now,
+        last_status_code: attempt.statusCode,
+        last_error: attempt.error,
+        delivered_at: attempt.ok ? now : null,
+        due_at: outcome === 'retry' ? now + retryIn! : c.due_at,
+        locked_until: null,
+        locked_by: null,
+      },
+      accountId ? { account: accountId, attempt, at: started, kind: attempts === 1 ? 'delivery' : 'retry', url: c.url } : null,
+    );
     this.deps.count?.(outcome);
     if (outcome === 'failed') this.work.log.warn({ taskId: c.task_id, attempts, error: attempt.error }, 'callbacks: delivery given up');
   }
 
-  /** Writes one outcome, only while this worker still holds the lease. */
-  private async write(taskId: string, patch: Updateable<CallbacksTable>): Promise<void> {
-    await this.deps.database.tx((w) => w.updateTable('callbacks').set(patch).where('task_id', '=', taskId).where('locked_by', '=', this.workerId).execute(), {
-      atomic: false,
+  /** Writes one outcome and its line of the delivery log, only while this worker still holds the lease. */
+  private async write(
+    taskId: string,
+    patch: Updateable<CallbacksTable>,
+    log: { account: string; attempt: Attempt; at: number; kind: 'delivery' | 'retry'; url: string } | null,
+  ): Promise<void> {
+    await this.deps.database.tx(async (w) => {
+      const done = await w.updateTable('callbacks').set(patch).where('task_id', '=', taskId).where('locked_by', '=', this.workerId).executeTakeFirst();
+      if (log && Number(done.numUpdatedRows) > 0) {
+        const subject = { accountId: log.account, taskId, eventId: null, kind: log.kind, url: log.url, webhookId: webhookId(taskId) };
+        await logAttempt(w, subject, log.attempt, log.at);
+      }
     });
   }
 }

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Core } from '../core.js';
 import { Errors } from '../errors.js';
-import { entriesCsv, entryView, parseSignedUsd, parseUsd } from '../billing/index.js';
+import { entriesCsv, entryView, parseSignedUsd, parseUsd, type AlertChange } from '../billing/index.js';
 import { BUDGET_PERIODS, parseIsoTime, type AccountView, type KeyView } from '../accounts/index.js';
 import type { KeyBudgetPeriod } from '../store/index.js';
 import type { ModelSwitchView } from '../catalog/index.js';
@@ -38,6 +38,22 @@ function limitValue(value: string | undefined, flag: string): number | null | un
   if (value === 'default') return null;
   if (!/^\d+$/.test(value)) throw Errors.invalid(`${flag} must be a whole number of requests or "default" (got ${JSON.stringify(value)})`);
   return Number(value);
+}
+
+/** The options of `account alert` as a change (only those given). */
+function alertChange(o: { level?: string; url?: string; email?: string }): AlertChange {
+  const change: AlertChange = {};
+  if (o.level !== undefined) {
+    if (o.level === 'off') change.level = null;
+    else if ((parseUsd(o.level) ?? 0) > 0) change.level = o.level;
+    else throw Errors.invalid(`--level must be a positive USD amount such as 5 or 2.50, or off (got ${JSON.stringify(o.level)})`);
+  }
+  if (o.url !== undefined) change.url = o.url === 'none' ? null : o.url;
+  if (o.email !== undefined) {
+    if (o.email !== 'on' && o.email !== 'off') throw Errors.invalid(`--email must be on or off (got ${JSON.stringify(o.email)})`);
+    change.email = o.email === 'on';
+  }
+  return change;
 }
 
 const list = (v: string | undefined) =>
@@ -138,6 +154,36 @@ export function addAdminCommands(program: Command, run: Run, out: Out) {
       run(async (s) => {
         const a = await s.accounts.setLimits(id, { write: limitValue(o.write, '--write'), read: limitValue(o.read, '--read') });
         print(o.json, { account: a }, `${accountLine(a)}  limits write=${a.limits.write ?? 'default'} read=${a.limits.read ?? 'default'}`);
+      }),
+    );
+
+  account
+    .command('alert <id>')
+    .description('show or set the low-balance alert: one signed balance.low webhook (and email to the owners) when the balance falls below the level')
+    .option('--level <usd>', 'the level in USD, or off (no alert)')
+    .option('--url <url>', 'where the webhook goes, or none')
+    .option('--email <on|off>', "email the account's owners too (needs SMTP_URL)")
+    .option('--json', 'print JSON')
+    .action((id: string, o) =>
+      run(async (s) => {
+        const change = alertChange(o);
+        const a = Object.keys(change).length === 0 ? await s.alerts.get(id) : await s.alerts.set(id, change);
+        print(
+          o.json,
+          { alert: a },
+          `${id}  alert level=${a.level ?? 'off'}  url=${a.url ?? 'none'}  email=${a.email ? 'on' : 'off'}  ${a.armed ? 'armed' : 'not armed'}`,
+        );
+      }),
+    );
+
+  account
+    .command('rotate-secret <id>')
+    .description('make a new webhook secret; the old one keeps signing (second signature) for 24 hours')
+    .option('--json', 'print JSON')
+    .action((id: string, o) =>
+      run(async (s) => {
+        const r = await s.accounts.rotateWebhookSecret(id);
+        print(o.json, r, `${id}  webhook secret ${r.secret}${r.previous ? `\nprevious (signs until ${r.previous.validUntil}) ${r.previous.secret}` : ''}`);
       }),
     );
 

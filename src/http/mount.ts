@@ -3,7 +3,7 @@ import { ok, type AdminOperation, type Answer, type KeyedOperation } from '../ap
 import type { Services } from '../services.js';
 import { principalOf, requireKey } from './auth.js';
 
-type Method = 'GET' | 'POST' | 'DELETE';
+type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 /** Sends an api/ answer: the envelope around `data`, an envelope already made, or another body with its type. */
 function send(reply: FastifyReply, answer: Answer) {

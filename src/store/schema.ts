@@ -19,6 +19,17 @@ export interface AccountsTable {
   rate_read_limit: number | null;
   /** The dialect of the tasks the account creates from now on (migration 008); 'gengate' unless the operator sets 'kie'. */
   dialect: Generated<ApiDialect>;
+  /** The low-balance level in micro-USD (migration 015); null: no alert. */
+  alert_level_micros: Generated<number | null>;
+  /** Where the `balance.low` webhook goes; null: no webhook. */
+  alert_url: Generated<string | null>;
+  /** 1: email the account's owners too (with SMTP). */
+  alert_email: Generated<number>;
+  /** 1 while the balance is at or above the level: the next fall below it fires the alert and clears this (decision 1905). */
+  alert_armed: Generated<number>;
+  /** The webhook secret before the last rotation (sealed); it still signs until `webhook_secret_previous_until`. */
+  webhook_secret_previous: Generated<string | null>;
+  webhook_secret_previous_until: Generated<number | null>;
 }
 
 export interface ApiKeysTable {
@@ -181,6 +192,45 @@ export interface CallbacksTable {
   locked_by: string | null;
 }
 
+/** An account event to deliver (the `balance.low` alert): one row per channel, claimed with a lease like `callbacks`. */
+export interface AccountEventsTable {
+  id: string;
+  account_id: string;
+  type: string;
+  channel: 'webhook' | 'email';
+  url: string | null;
+  body: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  due_at: number;
+  locked_until: number | null;
+  locked_by: string | null;
+  last_attempt_at: number | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  delivered_at: number | null;
+  created_at: number;
+}
+
+/** What a delivery attempt is: a task callback's first try or retry, a redelivery asked for, an account event, a test. */
+export type AttemptKind = 'delivery' | 'retry' | 'redeliver' | 'event' | 'test';
+
+/** One delivery attempt (the delivery log). */
+export interface WebhookAttemptsTable {
+  id: string;
+  account_id: string;
+  task_id: string | null;
+  event_id: string | null;
+  kind: AttemptKind;
+  url: string;
+  webhook_id: string;
+  at: number;
+  ok: number;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+}
+
 /** The operator's switch on a model (CLI / admin API); overrides the catalog's `enabled`. */
 export interface ModelSwitchesTable {
   model_id: string;
@@ -283,6 +333,8 @@ export interface DB {
   idempotency_keys: IdempotencyKeysTable;
   files: FilesTable;
   callbacks: CallbacksTable;
+  account_events: AccountEventsTable;
+  webhook_attempts: WebhookAttemptsTable;
   model_switches: ModelSwitchesTable;
   accounts: AccountsTable;
   api_keys: ApiKeysTable;

@@ -14,7 +14,7 @@ export {
   IDEMPOTENCY_TTL_MS,
   type TaskState,
 } from './states.js';
-export { taskView, TASK_VIEW_COLUMNS, type TaskRow, type ViewOptions, type StoredResult } from './view.js';
+export { taskView, TASK_VIEW_COLUMNS, type TaskRow, type ViewOptions, type StoredResult, callbackView } from './view.js';
 export { moveTask } from './transition.js';
 export { sunoCallback, sunoView, sunoStatus, SUNO_ORIGIN, SUNO_STATUS, SUNO_FAILURE } from './suno.js';
 export { jobOf } from './job.js';
