@@ -102,12 +102,16 @@ describe.each(dialects())('the TypeScript SDK against a live GenGate on %s', (di
       .catch((e: unknown) => e);
     expect(poor).toBeInstanceOf(PaymentRequiredError);
     expect((poor as GenGateError).data).toMatchObject({ currency: 'USD', topUpUrl: expect.any(String) });
-    expect(await sdk(s, 'gg_wrong').balance().catch((e: unknown) => e)).toBeInstanceOf(AuthenticationError);
+    expect(
+      await sdk(s, 'gg_wrong')
+        .balance()
+        .catch((e: unknown) => e),
+    ).toBeInstanceOf(AuthenticationError);
     expect(await gg.tasks.get('tk_nothing').catch((e: unknown) => e)).toBeInstanceOf(TaskNotFoundError);
     expect((await gg.balance()).micros).toBe(before);
   });
 
-  it("creates with an Idempotency-Key: the same key gives the same task, charged once", async () => {
+  it('creates with an Idempotency-Key: the same key gives the same task, charged once', async () => {
     const gg = sdk(s, key);
     const a = await gg.tasks.create('nano-banana-2', { prompt: 'twice' }, { idempotencyKey: 'sdk-test-1' });
     const b = await gg.tasks.create('nano-banana-2', { prompt: 'twice' }, { idempotencyKey: 'sdk-test-1' });

@@ -12,7 +12,20 @@ const run = promisify(execFile);
 /** tsc on one file with the repository's compiler settings; resolves with its exit code and output. */
 async function tsc(file: string): Promise<{ code: number; out: string }> {
   const tscBin = path.join(ROOT, 'node_modules/typescript/bin/tsc');
-  const args = ['--noEmit', '--strict', '--target', 'ES2022', '--module', 'NodeNext', '--moduleResolution', 'NodeNext', '--types', 'node', '--skipLibCheck', file];
+  const args = [
+    '--noEmit',
+    '--strict',
+    '--target',
+    'ES2022',
+    '--module',
+    'NodeNext',
+    '--moduleResolution',
+    'NodeNext',
+    '--types',
+    'node',
+    '--skipLibCheck',
+    file,
+  ];
   try {
     const r = await run(process.execPath, [tscBin, ...args], { cwd: ROOT });
     return { code: 0, out: r.stdout };
