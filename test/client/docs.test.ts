@@ -45,7 +45,19 @@ describe('docs/sdk.md', () => {
     });
     try {
       const tsc = path.join(ROOT, 'node_modules/typescript/bin/tsc');
-      const args = ['--noEmit', '--strict', '--target', 'ES2022', '--module', 'NodeNext', '--moduleResolution', 'NodeNext', '--types', 'node', '--skipLibCheck'];
+      const args = [
+        '--noEmit',
+        '--strict',
+        '--target',
+        'ES2022',
+        '--module',
+        'NodeNext',
+        '--moduleResolution',
+        'NodeNext',
+        '--types',
+        'node',
+        '--skipLibCheck',
+      ];
       const r = await run(process.execPath, [tsc, ...args, ...files], { cwd: ROOT }).catch((e: { stdout: string }) => e);
       expect(r.stdout).toBe('');
     } finally {
