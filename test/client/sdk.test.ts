@@ -2,6 +2,7 @@ import { createReadStream, openAsBlob } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  AbortedError,
   AuthenticationError,
   GenGateError,
   InvalidRequestError,
@@ -9,6 +10,7 @@ import {
   TaskFailedError,
   TaskNotCancellableError,
   TaskNotFoundError,
+  TimeoutError,
   UnsupportedModelError,
   type Task,
 } from '../../packages/client/src/index.js';
@@ -159,6 +161,13 @@ describe.each(dialects())('cancel through the SDK on %s', (dialect) => {
       const again = await gg.tasks.cancel(taskId).catch((e: unknown) => e);
       expect(again).toBeInstanceOf(TaskNotCancellableError);
       expect(again).toMatchObject({ status: 409, error: 'task_not_cancellable' });
+      // A wait ends on the caller's signal or timeout; the task stays as it is.
+      const waiting = await gg.tasks.create('nano-banana-2', { prompt: 'still waiting' });
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 100);
+      expect(await gg.tasks.wait(waiting.taskId, { signal: controller.signal }).catch((e: unknown) => e)).toBeInstanceOf(AbortedError);
+      expect(await gg.tasks.wait(waiting.taskId, { timeoutMs: 100 }).catch((e: unknown) => e)).toBeInstanceOf(TimeoutError);
+      expect((await gg.tasks.get(waiting.taskId)).state).toBe('waiting');
       // run() over a cancelled task ends in TaskFailedError with the cancel's code.
       expect(await gg.tasks.wait(taskId).catch((e: unknown) => e)).toMatchObject({ failCode: 499 });
     } finally {

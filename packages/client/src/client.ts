@@ -2,7 +2,7 @@ import { GenGateError, TaskFailedError, TimeoutError } from './errors.js';
 import { upload, type UploadOptions, type UploadSource } from './files.js';
 import { request, sleep, type Transport } from './http.js';
 import type { InputOf, ModelName } from './models.js';
-import { runResult } from './results.js';
+import { microsOf, runResult } from './results.js';
 import type {
   Balance,
   CancelResult,
@@ -19,7 +19,6 @@ import type {
   UploadedFile,
   WaitOptions,
 } from './types.js';
-import { microsOf } from './results.js';
 
 export interface GenGateOptions {
   /** An API key (`gg_...`). */

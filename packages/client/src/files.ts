@@ -14,7 +14,9 @@ const lastPart = (p: string) => p.split(/[\\/]/).pop() || 'upload';
 
 /** A path read as a Blob from disk (Node only; loaded on demand so browsers never see node:fs). */
 async function fromPath(p: string): Promise<Blob> {
-  const fs = await import('node:fs');
+  // A computed name, so bundlers for the browser neither resolve nor bundle node:fs.
+  const name = 'node:fs';
+  const fs = (await import(/* webpackIgnore: true */ /* @vite-ignore */ name)) as typeof import('node:fs');
   return fs.openAsBlob(p);
 }
 
