@@ -51,7 +51,7 @@ const capabilityImports = {
 };
 
 export default defineConfig(
-  { ignores: ['node_modules/', 'data/', 'bench/results/', '.tmp/', 'dist/'] },
+  { ignores: ['node_modules/', 'data/', 'bench/results/', '.tmp/', 'dist/', 'packages/*/dist/'] },
   js.configs.recommended,
   tseslint.configs.recommended,
   {

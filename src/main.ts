@@ -10,9 +10,6 @@ import { migrate } from './store/index.js';
 import { openDatabase } from './store/index.js';
 import { SecretKeyMissing } from './secrets/index.js';
 
-// Everything GenGate creates (database, key file, files, temporary files) is readable by its owner only.
-process.umask(0o077);
-
 function fail(e: unknown): never {
   if (e instanceof ConfigError || e instanceof SecretKeyMissing) {
     process.stderr.write(`gengate: ${e.message}\n`);
@@ -102,4 +99,18 @@ addAdminCommands(program, run, (text) => process.stdout.write(`${text}\n`));
 addMemberCommands(program, run, (text) => process.stdout.write(`${text}\n`));
 addMoneyCommands(program, run, (text) => process.stdout.write(`${text}\n`));
 
-program.parseAsync(process.argv).catch(fail);
+/**
+ * The client commands (run, tasks, upload, balance, login; docs/cli.md, decision 2200) belong to the
+ * SDK package and talk HTTP only: they are handed over before any server setting is read, so they
+ * work without a database or configuration. The sources run the package's sources, dist/ its build.
+ */
+const clientCli = new URL(import.meta.url.endsWith('.ts') ? '../packages/client/src/cli/main.ts' : '../packages/client/dist/cli/main.js', import.meta.url);
+const client = (await import(clientCli.href)) as { CLIENT_COMMANDS: readonly string[]; USAGE: string; main: (argv: string[]) => Promise<number> };
+if (client.CLIENT_COMMANDS.includes(process.argv[2] ?? '')) {
+  process.exitCode = await client.main(process.argv.slice(2));
+} else {
+  // Everything GenGate creates (database, key file, files, temporary files) is readable by its owner only.
+  process.umask(0o077);
+  program.addHelpText('after', `\n${client.USAGE}`);
+  program.parseAsync(process.argv).catch(fail);
+}

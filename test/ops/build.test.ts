@@ -36,6 +36,20 @@ describe('the compiled program (npm run build, bin/gengate.js, npm start)', () =
     expect(files('dist').sort()).toEqual(expected);
   });
 
+  it('builds the SDK package (decision 2200): JavaScript with declarations, and its client commands run from the bin without server settings', async () => {
+    const client = JSON.parse(readFileSync('packages/client/package.json', 'utf8')) as {
+      exports: { '.': { import: string; types: string } };
+      bin: Record<string, string>;
+    };
+    for (const f of [client.exports['.'].import, client.exports['.'].types, client.bin['gengate-client']!]) {
+      expect(readFileSync(path.join('packages/client', f), 'utf8').length, f).toBeGreaterThan(0);
+    }
+    const noKey = await run(process.execPath, ['bin/gengate.js', 'balance'], {
+      env: { ...process.env, DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', PORT: 'x', GENGATE_CONFIG_DIR: '/nonexistent', GENGATE_API_KEY: '' },
+    }).catch((e: { code: number; stderr: string }) => e);
+    expect(noKey).toMatchObject({ code: 2, stderr: expect.stringMatching(/no API key/) });
+  });
+
   describe.each(dialects())('on %s', (dialect) => {
     let db: TestDb;
     beforeAll(async () => {

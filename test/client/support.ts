@@ -1,0 +1,44 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { GenGate, type GenGateOptions } from '../../packages/client/src/index.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { FAST } from '../tasks/support.js';
+
+/**
+ * A GenGate on loopback whose PUBLIC_BASE_URL is a real address: a small forwarding server is
+ * started first, its port named in PUBLIC_BASE_URL, and it passes every request to the app. So the
+ * file links in results can be downloaded, as a client does (startServer alone names port 0).
+ */
+export async function startPublicServer(dialect: 'sqlite' | 'postgres', env: Record<string, string> = {}): Promise<TestServer & { publicUrl: string }> {
+  let target = 0;
+  const front = http.createServer((req, res) => {
+    const up = http.request({ host: '127.0.0.1', port: target, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    up.on('error', () => res.destroy());
+    req.pipe(up);
+  });
+  await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+  const publicUrl = `http://127.0.0.1:${(front.address() as AddressInfo).port}`;
+  const s = await startServer(dialect, { ...FAST, ALLOW_PRIVATE_NETWORK: 'true', PUBLIC_BASE_URL: publicUrl, ...env });
+  target = Number(new URL(s.url).port);
+  if (env.RUN_ENGINE !== 'false') {
+    s.services.engine.start();
+    s.services.callbacks.start();
+  }
+  return {
+    ...s,
+    publicUrl,
+    close: async () => {
+      front.closeAllConnections();
+      await new Promise<void>((resolve) => front.close(() => resolve()));
+      await s.close();
+    },
+  };
+}
+
+/** An SDK client of `s` that looks at tasks often (tests wait on real engines). */
+export function sdk(s: { publicUrl: string }, apiKey: string, o: Partial<GenGateOptions> = {}): GenGate {
+  return new GenGate({ apiKey, baseUrl: s.publicUrl, pollIntervalMs: 30, pollMaxMs: 100, ...o });
+}
