@@ -10,7 +10,10 @@ export default defineConfig({
   base: '/console/',
   logLevel: 'warn',
   publicDir: false,
-  esbuild: { jsx: 'automatic', jsxImportSource: 'preact' },
+  // Always the production build, also when run under NODE_ENV=test (the build test, the browser tests).
+  mode: 'production',
+  define: { 'process.env.NODE_ENV': JSON.stringify('production') },
+  esbuild: { jsx: 'automatic', jsxImportSource: 'preact', jsxDev: false },
   build: {
     outDir: process.env.CONSOLE_OUT_DIR ?? fileURLToPath(new URL('../dist/console', import.meta.url)),
     emptyOutDir: true,

@@ -55,7 +55,8 @@ function messageOf(body: unknown, status: number): string {
     const b = body as { msg?: unknown; message?: unknown; error?: { message?: unknown } | unknown };
     if (typeof b.msg === 'string') return b.msg;
     if (typeof b.message === 'string') return b.message;
-    if (b.error && typeof b.error === 'object' && typeof (b.error as { message?: unknown }).message === 'string') return (b.error as { message: string }).message;
+    if (b.error && typeof b.error === 'object' && typeof (b.error as { message?: unknown }).message === 'string')
+      return (b.error as { message: string }).message;
   }
   return `the server answered ${status}`;
 }
@@ -183,7 +184,9 @@ export interface JsonSchema {
   maxLength?: number;
 }
 
-export type Price = { ok: true; price_usd: number; price_display: string; billable_seconds: number; unit: string } | { ok: false; error: { message: string; field: string | null } };
+export type Price =
+  | { ok: true; price_usd: number; price_display: string; billable_seconds: number; unit: string }
+  | { ok: false; error: { message: string; field: string | null } };
 
 /** GET /v1/pricing/calculate (no envelope): the price createTask would charge. */
 export async function calculate(params: URLSearchParams): Promise<Price> {

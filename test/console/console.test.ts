@@ -26,7 +26,10 @@ afterAll(async () => {
   consoleBuild?.remove();
 });
 
-const png = (color: string) => sharp({ create: { width: 64, height: 48, channels: 3, background: color } }).png().toBuffer();
+const png = (color: string) =>
+  sharp({ create: { width: 64, height: 48, channels: 3, background: color } })
+    .png()
+    .toBuffer();
 
 describe.each(dialects())('the console in Chromium on %s', (dialect) => {
   const clock = new MovableClock();
@@ -109,8 +112,8 @@ describe.each(dialects())('the console in Chromium on %s', (dialect) => {
     await expect.poll(() => page.getByTestId('first-key').textContent()).toMatch(/^gg_/);
     await page.getByRole('button', { name: 'Continue to the console' }).click();
     await expect.poll(() => page.getByTestId('balance').textContent()).toBe('0.0000 USD');
-    accountId = (await s.call('GET', '/api/v1/auth/session', { headers: { cookie: (await ctx.cookies()).map((c) => `${c.name}=${c.value}`).join('; ') } })).body.data
-      .account.id;
+    accountId = (await s.call('GET', '/api/v1/auth/session', { headers: { cookie: (await ctx.cookies()).map((c) => `${c.name}=${c.value}`).join('; ') } })).body
+      .data.account.id;
     expect(await page.getByText('No tasks yet').isVisible()).toBe(true);
     await expectAccessible(page, 'home, empty');
     await snap(page, 'home-empty');
@@ -133,7 +136,10 @@ describe.each(dialects())('the console in Chromium on %s', (dialect) => {
 
   it('runs an image model with an uploaded photo: live price, progress, the state walking, the image, cost', async () => {
     await visit(page, '/playground', 'playground-models');
-    await page.getByRole('link', { name: /Nano Banana Edit/i }).first().click();
+    await page
+      .getByRole('link', { name: /Nano Banana Edit/i })
+      .first()
+      .click();
     await page.locator('#in-prompt').waitFor();
     await page.locator('#in-prompt').fill('a red fox in snow');
     await page.locator('input[data-field="image_input"]').setInputFiles({ name: 'fox.png', mimeType: 'image/png', buffer: await png('#c04020') });
@@ -143,14 +149,22 @@ describe.each(dialects())('the console in Chromium on %s', (dialect) => {
     expect(await page.locator('#snippet').textContent()).toContain('"model":"google/nano-banana-edit"');
     await expectAccessible(page, 'playground form');
     await snap(page, 'playground-image-form');
-    await page.getByRole('button', { name: 'Run' }).click();
-    // The state walks without a reload: the badge changes by itself until the image is there.
-    await page.locator('.outcome').waitFor();
-    await page.locator('.media img').first().waitFor({ timeout: 30_000 }).catch(async (e) => {
-      console.log(await page.locator('main').innerText());
-      throw e;
+    // Every state the page shows, as it shows it (no reload, no click: the page polls by itself).
+    await page.evaluate(() => {
+      const seen: string[] = [];
+      (window as any).seenStates = seen;
+      new MutationObserver(() => {
+        const text = document.querySelector('.outcome .badge')?.textContent;
+        if (text && seen[seen.length - 1] !== text) seen.push(text);
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
     });
+    await page.getByRole('button', { name: 'Run' }).click();
+    await page.locator('.outcome').waitFor();
+    await page.locator('.media img').first().waitFor({ timeout: 30_000 });
     expect(await page.locator('.outcome .badge').first().textContent()).toBe('Success');
+    const seen: string[] = await page.evaluate(() => (window as any).seenStates);
+    expect(seen[seen.length - 1]).toBe('Success');
+    expect(seen.length, seen.join(' → ')).toBeGreaterThan(1); // it walked: at least one state before Success
     const id = (await page.locator('section[aria-label="The run"] h2 a').textContent())!;
     taskIds.push(id);
     const task = (await s.call('GET', `/api/v1/jobs/recordInfo?taskId=${id}`, { key: await keyOf() })).body.data;
@@ -296,8 +310,7 @@ describe.each(dialects())('the console in Chromium on %s', (dialect) => {
     await page.goto(`${s.url}/`);
     await page.getByLabel('Theme').selectOption('dark');
     await page.getByTestId('balance').waitFor();
-    const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
-    expect(bg).toBe('rgb(18, 20, 23)');
+    await expect.poll(() => page.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe('rgb(18, 20, 23)');
     await expectAccessible(page, 'home, dark');
     await snap(page, 'home-dark');
     await page.goto(`${s.url}/playground?model=seedance-2.0-fast`);
@@ -305,7 +318,7 @@ describe.each(dialects())('the console in Chromium on %s', (dialect) => {
     await expectAccessible(page, 'playground, dark');
     await snap(page, 'playground-dark');
     await page.getByLabel('Theme').selectOption('light');
-    expect(await page.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe('rgb(255, 255, 255)');
+    await expect.poll(() => page.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe('rgb(255, 255, 255)');
   });
 
   it('sends an expired session to the sign-in page, which says why, and back after signing in', async () => {

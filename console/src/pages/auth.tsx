@@ -33,7 +33,16 @@ function AuthForm({ label, onSubmit, children }: { label: string; onSubmit: () =
   );
 }
 
-function Field(props: { label: string; name: string; type?: "text" | "email" | "password"; value: string; set: (v: string) => void; autocomplete?: string; hint?: string; minLength?: number }) {
+function Field(props: {
+  label: string;
+  name: string;
+  type?: 'text' | 'email' | 'password';
+  value: string;
+  set: (v: string) => void;
+  autocomplete?: string;
+  hint?: string;
+  minLength?: number;
+}) {
   const id = `f-${props.name}`;
   return (
     <div class="field">
@@ -81,8 +90,19 @@ export function SignIn() {
         </div>
       )}
       {withKey ? (
-        <AuthForm label="Sign in with the key" onSubmit={async () => done(await api<Session>('POST', '/api/v1/auth/signin/key', { apiKey }, { quiet401: true }))}>
-          <Field label="API key" name="apiKey" type="password" value={apiKey} set={setApiKey} autocomplete="off" hint="A key without scopes opens a read-only session." />
+        <AuthForm
+          label="Sign in with the key"
+          onSubmit={async () => done(await api<Session>('POST', '/api/v1/auth/signin/key', { apiKey }, { quiet401: true }))}
+        >
+          <Field
+            label="API key"
+            name="apiKey"
+            type="password"
+            value={apiKey}
+            set={setApiKey}
+            autocomplete="off"
+            hint="A key without scopes opens a read-only session."
+          />
         </AuthForm>
       ) : (
         <AuthForm label="Sign in" onSubmit={async () => done(await api<Session>('POST', '/api/v1/auth/signin', { email, password }, { quiet401: true }))}>
@@ -111,7 +131,9 @@ export function SignUp() {
     return (
       <Page title="Sign up">
         <div class="alert info" role="status">
-          {s.signup === 'invite' ? 'Sign-up on this server is by invitation: open the link of your invite email.' : 'Sign-up is off on this server: ask the operator for an invite.'}
+          {s.signup === 'invite'
+            ? 'Sign-up on this server is by invitation: open the link of your invite email.'
+            : 'Sign-up is off on this server: ask the operator for an invite.'}
         </div>
         <p>
           <a href="/signin">Sign in</a>
@@ -141,10 +163,22 @@ export function SignUp() {
   }
   return (
     <Page title="Sign up">
-      <AuthForm label="Create the account" onSubmit={async () => setMade(await api<Session>('POST', '/api/v1/auth/signup', { email, password, accountName }, { quiet401: true }))}>
+      <AuthForm
+        label="Create the account"
+        onSubmit={async () => setMade(await api<Session>('POST', '/api/v1/auth/signup', { email, password, accountName }, { quiet401: true }))}
+      >
         <Field label="Account name" name="accountName" value={accountName} set={setAccountName} autocomplete="organization" />
         <Field label="Email" name="email" type="email" value={email} set={setEmail} autocomplete="username" />
-        <Field label="Password" name="password" type="password" value={password} set={setPassword} autocomplete="new-password" minLength={10} hint={PASSWORD_HINT} />
+        <Field
+          label="Password"
+          name="password"
+          type="password"
+          value={password}
+          set={setPassword}
+          autocomplete="new-password"
+          minLength={10}
+          hint={PASSWORD_HINT}
+        />
       </AuthForm>
       <p class="links">
         <a href="/signin">I have an account</a>
@@ -175,7 +209,10 @@ export function ForgotPassword() {
           If {email} has an account here, a link to set a new password is on its way. It works once, for one hour.
         </div>
       ) : (
-        <AuthForm label="Email me a link" onSubmit={async () => (await api('POST', '/api/v1/auth/password/forgot', { email }, { quiet401: true }), setSent(true))}>
+        <AuthForm
+          label="Email me a link"
+          onSubmit={async () => (await api('POST', '/api/v1/auth/password/forgot', { email }, { quiet401: true }), setSent(true))}
+        >
           <Field label="Email" name="email" type="email" value={email} set={setEmail} autocomplete="username" />
         </AuthForm>
       )}
@@ -194,14 +231,30 @@ export function ResetPassword() {
   const token = tokenOf();
   return (
     <Page title="Set a new password">
-      {!token && <div class="alert error" role="alert">This page needs the link from the email (it ends with #token=…).</div>}
+      {!token && (
+        <div class="alert error" role="alert">
+          This page needs the link from the email (it ends with #token=…).
+        </div>
+      )}
       {done ? (
         <div class="alert info" role="status">
           Your password is set and every other session ended. <a href="/signin">Sign in</a>.
         </div>
       ) : (
-        <AuthForm label="Set the password" onSubmit={async () => (await api('POST', '/api/v1/auth/password/reset', { token, password }, { quiet401: true }), setDone(true))}>
-          <Field label="New password" name="password" type="password" value={password} set={setPassword} autocomplete="new-password" minLength={10} hint={PASSWORD_HINT} />
+        <AuthForm
+          label="Set the password"
+          onSubmit={async () => (await api('POST', '/api/v1/auth/password/reset', { token, password }, { quiet401: true }), setDone(true))}
+        >
+          <Field
+            label="New password"
+            name="password"
+            type="password"
+            value={password}
+            set={setPassword}
+            autocomplete="new-password"
+            minLength={10}
+            hint={PASSWORD_HINT}
+          />
         </AuthForm>
       )}
     </Page>
@@ -213,7 +266,11 @@ export function AcceptInvite() {
   const token = tokenOf();
   return (
     <Page title="Accept the invite">
-      {!token && <div class="alert error" role="alert">This page needs the link from the invite (it ends with #token=…).</div>}
+      {!token && (
+        <div class="alert error" role="alert">
+          This page needs the link from the invite (it ends with #token=…).
+        </div>
+      )}
       <AuthForm
         label="Join the account"
         onSubmit={async () => {
@@ -221,7 +278,16 @@ export function AcceptInvite() {
           navigate('/', { replace: true });
         }}
       >
-        <Field label="Choose a password" name="password" type="password" value={password} set={setPassword} autocomplete="new-password" minLength={10} hint={PASSWORD_HINT} />
+        <Field
+          label="Choose a password"
+          name="password"
+          type="password"
+          value={password}
+          set={setPassword}
+          autocomplete="new-password"
+          minLength={10}
+          hint={PASSWORD_HINT}
+        />
       </AuthForm>
     </Page>
   );

@@ -2,7 +2,8 @@
 // watch the state walk, see the result; copy the same request as curl or code.
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, calculate, loadModels, type ModelEntry, type Price } from '../api.js';
-import { FieldInput, fieldsOf, initialValues, inputOf, type FieldDef, type Value } from '../fields.js';
+import { FieldInput } from '../fields.js';
+import { fieldsOf, initialValues, inputOf, type FieldDef, type Value } from '../schema-form.js';
 import { navigate } from '../router.js';
 import { CancelButton, TaskOutcome, useLiveTask } from '../result.js';
 import { snippet, type Lang } from '../snippets.js';
@@ -195,7 +196,11 @@ export function Playground({ model: wanted }: { model: string | null }) {
       {models && (
         <div class="row">
           <label for="pick-model">Model</label>
-          <select id="pick-model" value={model?.id ?? ''} onChange={(e) => navigate(`/playground?model=${encodeURIComponent((e.target as HTMLSelectElement).value)}`)}>
+          <select
+            id="pick-model"
+            value={model?.id ?? ''}
+            onChange={(e) => navigate(`/playground?model=${encodeURIComponent((e.target as HTMLSelectElement).value)}`)}
+          >
             <option value="">Choose a model</option>
             {models.map((m) => (
               <option key={m.id} value={m.id}>

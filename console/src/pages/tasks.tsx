@@ -94,7 +94,15 @@ export function TaskList({ query }: { query: URLSearchParams }) {
       <ErrorBox error={error} title="The tasks cannot be listed" />
       {!page && !error && <Loading what="tasks" />}
       {page && page.items.length === 0 && (
-        <Empty>{filtered ? 'No task matches these filters.' : <span>No tasks yet. <a href="/playground">Run one in the playground</a>.</span>}</Empty>
+        <Empty>
+          {filtered ? (
+            'No task matches these filters.'
+          ) : (
+            <span>
+              No tasks yet. <a href="/playground">Run one in the playground</a>.
+            </span>
+          )}
+        </Empty>
       )}
       {page && page.items.length > 0 && <TaskTable tasks={page.items} caption="Tasks" />}
       <nav class="pager" aria-label="Pages">

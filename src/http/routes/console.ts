@@ -51,7 +51,10 @@ function load(dir: string, config: Config): Built | null {
   const index = path.join(dir, 'index.html');
   if (!existsSync(index)) return null;
   const settings = JSON.stringify({ signup: config.SIGNUP, mail: Boolean(config.SMTP_URL), topUpUrl: config.TOPUP_URL });
-  const page = readFileSync(index, 'utf8').replace('<meta name="gengate-settings" content="{}" />', `<meta name="gengate-settings" content="${escapeAttr(settings)}" />`);
+  const page = readFileSync(index, 'utf8').replace(
+    '<meta name="gengate-settings" content="{}" />',
+    `<meta name="gengate-settings" content="${escapeAttr(settings)}" />`,
+  );
   const assets = new Map<string, { type: string; bytes: Buffer }>();
   const assetDir = path.join(dir, 'assets');
   for (const name of existsSync(assetDir) ? readdirSync(assetDir) : []) {
