@@ -292,18 +292,21 @@ describe.each(dialects())('the console in Chromium on %s', (dialect) => {
     }
   }, 60_000);
 
-  it('refuses a change made with the session cookie but without the CSRF token; with it, the change is made', async () => {
+  it("refuses a change made with the session cookie but without the session's CSRF token; with it the change reaches the operation", async () => {
     await page.goto(`${s.url}/tasks`);
-    const [without, wrong] = await page.evaluate(async (taskId) => {
+    const [without, wrong, right] = await page.evaluate(async (taskId) => {
       const post = (headers: Record<string, string>) =>
         fetch('/api/v1/jobs/cancel', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ taskId }) }).then(
           async (r) => ({ status: r.status, body: await r.json() }),
         );
-      return [await post({}), await post({ 'x-csrf-token': 'not-the-token' })];
+      const token = (await (await fetch('/api/v1/auth/session')).json()).data.csrfToken as string;
+      return [await post({}), await post({ 'x-csrf-token': 'not-the-token' }), await post({ 'x-csrf-token': token })];
     }, taskIds[0]!);
     expect(without.status).toBe(403);
     expect(without.body.msg).toMatch(/x-csrf-token/);
     expect(wrong.status).toBe(403);
+    // The token lets the request through to the cancel itself, which refuses a finished task.
+    expect(right.status).toBe(409);
   });
 
   it('dark theme and light theme', async () => {
