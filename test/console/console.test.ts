@@ -180,14 +180,24 @@ describe.each(dialects())('the console in Chromium on %s', (dialect) => {
     return key;
   }
 
-  it('runs a video model with an uploaded first frame: a video player and the last frame', async () => {
+  it('runs a video model with an uploaded first frame (a slow upload shows its progress): a video player and the last frame', async () => {
     await page.goto(`${s.url}/playground?model=seedance-2.0-fast`);
     await page.locator('#in-prompt').fill('waves at dusk');
     await page.locator('#in-resolution').selectOption('480p');
     await page.locator('#in-duration').fill('4');
     await page.locator('#in-return_last_frame').check();
-    await page.locator('input[data-field="first_frame_url"]').setInputFiles({ name: 'frame.png', mimeType: 'image/png', buffer: await png('#2040c0') });
-    await expect.poll(() => page.locator('#in-first_frame_url').inputValue(), { timeout: 15_000 }).toMatch(/^http/);
+    // A slow upload (Chromium's network emulation) of a larger photo: the progress bar shows while it goes.
+    const cdp = await ctx.newCDPSession(page);
+    await cdp.send('Network.enable');
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 200 * 1024 });
+    const noise = await sharp(Buffer.from(Array.from({ length: 400 * 300 * 3 }, (_, i) => (i * 7919) % 251)), { raw: { width: 400, height: 300, channels: 3 } })
+      .png({ compressionLevel: 0 })
+      .toBuffer();
+    await page.locator('input[data-field="first_frame_url"]').setInputFiles({ name: 'frame.png', mimeType: 'image/png', buffer: noise });
+    await page.locator('progress[aria-label="Uploading frame.png"]').waitFor();
+    await expect.poll(() => page.locator('#in-first_frame_url').inputValue(), { timeout: 30_000 }).toMatch(/^http/);
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+    await cdp.detach();
     await expect.poll(() => page.getByTestId('price').textContent()).toMatch(/^Price: \$/);
     await page.getByRole('button', { name: 'Run' }).click();
     await page.locator('.media video').waitFor({ timeout: 60_000 });

@@ -71,7 +71,7 @@ describe('the compiled program (npm run build, bin/gengate.js, npm start)', () =
       expect(listed.stdout).toMatch(/active\s+2\.0000 USD {2}built/);
     });
 
-    it('npm start serves /healthz and stops on SIGTERM', async () => {
+    it('npm start serves /healthz and the console at /, and stops on SIGTERM', async () => {
       // Its own process group: npm runs the script through a shell, and the whole group gets the signal.
       const child = spawn('npm', ['start', '--silent'], { env: { ...env(), PORT: '0', FIRST_RUN_ACCOUNT: 'false' }, detached: true });
       let out = '';
