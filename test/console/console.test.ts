@@ -3,7 +3,8 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { MovableClock } from '../tasks/support.js';
+import { startReceiver } from '../callbacks/receiver.js';
+import { MovableClock, eventually } from '../tasks/support.js';
 import { buildConsole, expectAccessible, freePort, launch, shot } from './browser.js';
 
 /**
@@ -70,11 +71,13 @@ describe.each(dialects())('the console in Chromium on %s', (dialect) => {
         ENGINE_POLL_MS: '50',
         SESSION_TTL_HOURS: '2',
         FIRST_RUN_ACCOUNT: 'false',
+        ALLOW_PRIVATE_NETWORK: 'true', // the callback receiver is on loopback
       },
       undefined,
       { clock },
     );
     s.services.engine.start();
+    s.services.callbacks.start();
     ctx = await browser.newContext({ viewport: { width: 1280, height: 860 } });
     page = await ctx.newPage();
   }, 60_000);
@@ -268,6 +271,29 @@ describe.each(dialects())('the console in Chromium on %s', (dialect) => {
     await visit(page, `/tasks/${taskIds[3]}`, 'task-cancelled');
     expect(await page.getByTestId('refund').textContent()).toMatch(/^refunded in full/);
   }, 90_000);
+
+  it('shows the callback deliveries of a task: URL, status, attempts, the HTTP status', async () => {
+    const receiver = await startReceiver(() => 200);
+    try {
+      const r = await s.call('POST', '/api/v1/jobs/createTask', {
+        key: await keyOf(),
+        body: { model: 'google/nano-banana', input: { prompt: 'called back' }, callBackUrl: `${receiver.url}/hook` },
+      });
+      const id = r.body.data.taskId as string;
+      await eventually(
+        async () => (await s.call('GET', `/api/v1/jobs/recordInfo?taskId=${id}`, { key: await keyOf() })).body.data.callback?.status === 'delivered',
+        20_000,
+      );
+      await visit(page, `/tasks/${id}`, 'task-callback');
+      const facts = await page.locator('h2:has-text("Callback") + dl').innerText();
+      expect(facts).toContain(`${receiver.url}/hook`);
+      expect(facts).toMatch(/Delivery\s+delivered/);
+      expect(facts).toMatch(/Attempts\s+1/);
+      expect(facts).toContain('(HTTP 200)');
+    } finally {
+      await receiver.close();
+    }
+  }, 30_000);
 
   it('says so when the operator disables a model, and cannot run it', async () => {
     expect((await adminCall('POST', '/admin/v1/models/suno-v6/disable')).status).toBe(200);
