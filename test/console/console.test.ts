@@ -112,12 +112,12 @@ describe.each(dialects())('the console in Chromium on %s', (dialect) => {
     await page.getByLabel('Email').fill(`a-${dialect}@example.com`);
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Create the account' }).click();
-    await expect.poll(() => page.getByTestId('first-key').textContent()).toMatch(/^gg_/);
+    await expect.poll(() => page.getByTestId('first-key').textContent(), { timeout: 15_000 }).toMatch(/^gg_/);
     await page.getByRole('button', { name: 'Continue to the console' }).click();
-    await expect.poll(() => page.getByTestId('balance').textContent()).toBe('0.0000 USD');
+    await expect.poll(() => page.getByTestId('balance').textContent(), { timeout: 15_000 }).toBe('0.0000 USD');
     accountId = (await s.call('GET', '/api/v1/auth/session', { headers: { cookie: (await ctx.cookies()).map((c) => `${c.name}=${c.value}`).join('; ') } })).body
       .data.account.id;
-    expect(await page.getByText('No tasks yet').isVisible()).toBe(true);
+    await page.getByText('No tasks yet').waitFor();
     await expectAccessible(page, 'home, empty');
     await snap(page, 'home-empty');
 
@@ -126,14 +126,14 @@ describe.each(dialects())('the console in Chromium on %s', (dialect) => {
     await page.getByLabel('Email').fill(`a-${dialect}@example.com`);
     await page.getByLabel('Password').fill('wrong password 123');
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/Not done/);
+    await expect.poll(() => page.getByRole('alert').textContent(), { timeout: 15_000 }).toMatch(/Not done/);
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.locator('h1', { hasText: 'Home' }).waitFor();
     // The operator credits the account; the home page shows the ledger's balance exactly.
     expect((await adminCall('POST', `/admin/v1/accounts/${accountId}/adjustments`, { amount: '20', reason: 'console test' })).status).toBe(200);
     await page.reload();
-    await expect.poll(() => page.getByTestId('balance').textContent()).toBe(`${await ledgerBalance()} USD`);
+    await expect.poll(() => page.getByTestId('balance').textContent(), { timeout: 15_000 }).toBe(`${await ledgerBalance()} USD`);
     expect(await ledgerBalance()).toBe('20.0000');
   }, 60_000);
 
@@ -147,7 +147,7 @@ describe.each(dialects())('the console in Chromium on %s', (dialect) => {
     await page.locator('#in-prompt').fill('a red fox in snow');
     await page.locator('input[data-field="image_input"]').setInputFiles({ name: 'fox.png', mimeType: 'image/png', buffer: await png('#c04020') });
     await expect.poll(() => page.locator('#in-image_input').inputValue(), { timeout: 15_000 }).toMatch(/^http/);
-    await expect.poll(() => page.getByTestId('price').textContent()).toMatch(/^Price: \$\d+\.\d{3}/);
+    await expect.poll(() => page.getByTestId('price').textContent(), { timeout: 15_000 }).toMatch(/^Price: \$\d+\.\d{3}/);
     await page.locator('details.snippets summary').click();
     expect(await page.locator('#snippet').textContent()).toContain('"model":"google/nano-banana-edit"');
     await expectAccessible(page, 'playground form');
@@ -201,7 +201,7 @@ describe.each(dialects())('the console in Chromium on %s', (dialect) => {
     await expect.poll(() => page.locator('#in-first_frame_url').inputValue(), { timeout: 30_000 }).toMatch(/^http/);
     await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
     await cdp.detach();
-    await expect.poll(() => page.getByTestId('price').textContent()).toMatch(/^Price: \$/);
+    await expect.poll(() => page.getByTestId('price').textContent(), { timeout: 15_000 }).toMatch(/^Price: \$/);
     await page.getByRole('button', { name: 'Run' }).click();
     await page.locator('.media video').waitFor({ timeout: 60_000 });
     await page.locator('figure', { hasText: 'Last frame' }).locator('img').waitFor();
@@ -213,7 +213,7 @@ describe.each(dialects())('the console in Chromium on %s', (dialect) => {
   it('runs a music model: two audio players', async () => {
     await page.goto(`${s.url}/playground?model=suno-v6`);
     await page.locator('#in-prompt').fill('a calm piano tune');
-    await expect.poll(() => page.getByTestId('price').textContent()).toMatch(/^Price: \$/);
+    await expect.poll(() => page.getByTestId('price').textContent(), { timeout: 15_000 }).toMatch(/^Price: \$/);
     await page.getByRole('button', { name: 'Run' }).click();
     await expect.poll(() => page.locator('.media audio').count(), { timeout: 60_000 }).toBe(2);
     taskIds.push((await page.locator('section[aria-label="The run"] h2 a').textContent())!);
@@ -232,25 +232,25 @@ describe.each(dialects())('the console in Chromium on %s', (dialect) => {
     expect(await page.getByTestId('refund').textContent()).toMatch(/^refunded in full/);
     taskIds.push((await page.locator('section[aria-label="The run"] h2 a').textContent())!);
     await page.goto(`${s.url}/`);
-    await expect.poll(() => page.getByTestId('balance').textContent()).toBe(`${await ledgerBalance()} USD`);
+    await expect.poll(() => page.getByTestId('balance').textContent(), { timeout: 15_000 }).toBe(`${await ledgerBalance()} USD`);
     const spent = (20 - Number(await ledgerBalance())).toFixed(4);
-    await expect.poll(() => page.getByTestId('spend').textContent()).toBe(`${spent} USD`);
+    await expect.poll(() => page.getByTestId('spend').textContent(), { timeout: 15_000 }).toBe(`${spent} USD`);
     await expectAccessible(page, 'home with tasks');
     await snap(page, 'home');
   }, 60_000);
 
   it('lists tasks with filters and paging, and shows a task with its param, result and refund', async () => {
     await visit(page, '/tasks', 'tasks');
-    expect(await page.locator('table.tasks tbody tr').count()).toBe(4);
+    await expect.poll(() => page.locator('table.tasks tbody tr').count(), { timeout: 15_000 }).toBe(4);
     await page.locator('#f-state').selectOption('fail');
-    await expect.poll(() => page.locator('table.tasks tbody tr').count()).toBe(1);
+    await expect.poll(() => page.locator('table.tasks tbody tr').count(), { timeout: 15_000 }).toBe(1);
     expect(page.url()).toContain('state=fail');
     await page.locator('#f-state').selectOption('');
     await page.locator('#f-model').selectOption('seedance-2.0-fast');
-    await expect.poll(() => page.locator('table.tasks tbody tr').count()).toBe(2);
+    await expect.poll(() => page.locator('table.tasks tbody tr').count(), { timeout: 15_000 }).toBe(2);
     await page.locator('#f-from').fill('2001-01-01');
     await page.locator('#f-to').fill('2001-01-02');
-    await expect.poll(() => page.getByText('No task matches these filters.').isVisible()).toBe(true);
+    await expect.poll(() => page.getByText('No task matches these filters.').isVisible(), { timeout: 15_000 }).toBe(true);
     await expectAccessible(page, 'tasks, none match');
     await page.getByRole('button', { name: 'Clear filters' }).click();
     // Paging: 20 a page; make the list longer than a page with cheap tasks through the API.
@@ -259,11 +259,11 @@ describe.each(dialects())('the console in Chromium on %s', (dialect) => {
       expect(r.status).toBe(200);
     }
     await page.reload();
-    await expect.poll(() => page.locator('table.tasks tbody tr').count()).toBe(20);
+    await expect.poll(() => page.locator('table.tasks tbody tr').count(), { timeout: 15_000 }).toBe(20);
     await page.getByRole('button', { name: 'Next page' }).click();
-    await expect.poll(() => page.locator('table.tasks tbody tr').count()).toBe(2);
+    await expect.poll(() => page.locator('table.tasks tbody tr').count(), { timeout: 15_000 }).toBe(2);
     await page.getByRole('button', { name: 'First page' }).click();
-    await expect.poll(() => page.locator('table.tasks tbody tr').count()).toBe(20);
+    await expect.poll(() => page.locator('table.tasks tbody tr').count(), { timeout: 15_000 }).toBe(20);
 
     await visit(page, `/tasks/${taskIds[0]}`, 'task-image');
     expect(await page.locator('pre.code').textContent()).toContain('a red fox in snow');
@@ -315,7 +315,7 @@ describe.each(dialects())('the console in Chromium on %s', (dialect) => {
       await b.getByLabel('Password').fill(PASSWORD);
       await b.getByRole('button', { name: 'Sign in', exact: true }).click();
       // Back to the asked page after sign-in, which says the task is not there.
-      await expect.poll(() => b.getByRole('alert').textContent()).toMatch(/cannot be shown.*not found|cannot be shown.*no task/i);
+      await expect.poll(() => b.getByRole('alert').textContent(), { timeout: 15_000 }).toMatch(/cannot be shown.*not found|cannot be shown.*no task/i);
       expect(await b.locator('.media img').count()).toBe(0);
       await expectAccessible(b, 'task of another account (phone)');
       await snap(b, 'phone-task-not-found');
@@ -349,7 +349,7 @@ describe.each(dialects())('the console in Chromium on %s', (dialect) => {
     await page.goto(`${s.url}/`);
     await page.getByLabel('Theme').selectOption('dark');
     await page.getByTestId('balance').waitFor();
-    await expect.poll(() => page.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe('rgb(18, 20, 23)');
+    await expect.poll(() => page.evaluate(() => getComputedStyle(document.body).backgroundColor), { timeout: 15_000 }).toBe('rgb(18, 20, 23)');
     await expectAccessible(page, 'home, dark');
     await snap(page, 'home-dark');
     await page.goto(`${s.url}/playground?model=seedance-2.0-fast`);
@@ -357,7 +357,7 @@ describe.each(dialects())('the console in Chromium on %s', (dialect) => {
     await expectAccessible(page, 'playground, dark');
     await snap(page, 'playground-dark');
     await page.getByLabel('Theme').selectOption('light');
-    await expect.poll(() => page.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe('rgb(255, 255, 255)');
+    await expect.poll(() => page.evaluate(() => getComputedStyle(document.body).backgroundColor), { timeout: 15_000 }).toBe('rgb(255, 255, 255)');
   });
 
   it('sends an expired session to the sign-in page, which says why, and back after signing in', async () => {
