@@ -8,6 +8,7 @@ export { countKeyCall, hitKeyCall, limitRefusal } from './key-calls.js';
 export { jsonSchema, API_DOC_VERSION } from './json-schema.js';
 export type { Operation, Reply, Tag, KeyedOperation, KeyedCall, Answer } from './operation.js';
 export { OPERATIONS, KEYED_OPERATIONS } from './operations.js';
+export { CONSOLE_PAGES, CONSOLE_ASSETS_PATH } from './console.js';
 export { createTask, idempotencyKey, readIdempotencyKey } from './tasks/create-task.js';
 export { recordInfo, recordInfoQuery, readTaskId } from './tasks/record-info.js';
 export { listTasks, listQuery, parseListQuery } from './tasks/list-tasks.js';

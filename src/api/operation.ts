@@ -7,7 +7,19 @@ import type { Services } from '../services.js';
 
 /** Tags of the OpenAPI document, one per area. */
 export type Tag =
-  'Tasks' | 'Account' | 'Auth' | 'Catalog' | 'Pricing' | 'Files' | 'MCP' | 'Operations' | 'Reference' | 'Admin' | 'Payments' | 'kie.ai compatibility';
+  | 'Tasks'
+  | 'Account'
+  | 'Auth'
+  | 'Catalog'
+  | 'Pricing'
+  | 'Files'
+  | 'MCP'
+  | 'Operations'
+  | 'Reference'
+  | 'Admin'
+  | 'Payments'
+  | 'Console'
+  | 'kie.ai compatibility';
 
 /** One answer: a zod schema (or a named special), whether it is wrapped in the envelope, its media type. */
 export interface Reply {

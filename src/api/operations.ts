@@ -10,6 +10,7 @@ import { sunoGenerate } from './kie/generate.js';
 import { cancelTask } from './tasks/cancel-task.js';
 import { createTask } from './tasks/create-task.js';
 import { listTasks } from './tasks/list-tasks.js';
+import { CONSOLE_OPERATIONS } from './console.js';
 import { createTopup, listTopups } from './payments.js';
 import { recordInfo } from './tasks/record-info.js';
 import { usage } from './usage.js';
@@ -247,6 +248,7 @@ export const OPERATIONS: Operation[] = [
   ...AUTH_OPERATIONS.map((op) => op.spec),
   createTopup.spec,
   listTopups.spec,
+  ...CONSOLE_OPERATIONS,
   {
     method: 'get',
     path: '/topup',

@@ -29,6 +29,11 @@ export interface ListQuery {
   limit: number;
   state?: TaskState;
   before?: number;
+  /** Canonical model id. */
+  model?: string;
+  /** createTime bounds in ms: since inclusive, until exclusive. */
+  since?: number;
+  until?: number;
 }
 
 /** The task capability as routes see it: create, one task, the list. */
@@ -153,6 +158,9 @@ export class Tasks {
     let query = this.database.db.selectFrom('tasks').select(TASK_VIEW_COLUMNS).where('account_id', '=', accountId);
     if (q.state) query = query.where('state', '=', q.state);
     if (q.before !== undefined) query = query.where('seq', '<', q.before);
+    if (q.model !== undefined) query = query.where('model', '=', q.model);
+    if (q.since !== undefined) query = query.where('created_at', '>=', q.since);
+    if (q.until !== undefined) query = query.where('created_at', '<', q.until);
     const rows = (await query
       .orderBy('seq', 'desc')
       .limit(q.limit + 1)

@@ -38,7 +38,8 @@ export async function startServer(
   const services = await buildServices(config, opts);
   const app = buildApp(services);
   before?.(app, services);
-  await app.listen({ port: config.PORT, host: '127.0.0.1' });
+  // A test that needs real links (PUBLIC_BASE_URL naming the real port, e.g. a browser showing results) passes PORT.
+  await app.listen({ port: Number(env.PORT ?? 0), host: '127.0.0.1' });
   const address = app.server.address();
   const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
   return {

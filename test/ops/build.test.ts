@@ -33,7 +33,23 @@ describe('the compiled program (npm run build, bin/gengate.js, npm start)', () =
     const expected = files('src')
       .map((f) => f.replace(/\.ts$/, '.js'))
       .sort();
-    expect(files('dist').sort()).toEqual(expected);
+    expect(
+      files('dist')
+        .filter((f) => !f.startsWith(`console${path.sep}`))
+        .sort(),
+    ).toEqual(expected);
+  });
+
+  it('has the console in dist/console: index.html and its hashed assets, under 200 KB of script for the first page (decision 2000)', () => {
+    const page = readFileSync('dist/console/index.html', 'utf8');
+    const scripts = [...page.matchAll(/src="\/console\/assets\/([^"]+\.js)"/g)].map((m) => m[1]!);
+    expect(scripts.length).toBeGreaterThan(0);
+    const assets = readdirSync('dist/console/assets');
+    // Every script is loaded at once (one chunk): the first page's script is all of them.
+    const bytes = assets.filter((f) => f.endsWith('.js')).reduce((sum, f) => sum + readFileSync(path.join('dist/console/assets', f)).length, 0);
+    for (const s of scripts) expect(assets).toContain(s);
+    expect(bytes).toBeLessThan(200 * 1024);
+    expect(page).not.toMatch(/https?:\/\//); // nothing from a CDN
   });
 
   it('builds the SDK package (decision 2200): JavaScript with declarations, and its client commands run from the bin without server settings', async () => {
@@ -69,7 +85,7 @@ describe('the compiled program (npm run build, bin/gengate.js, npm start)', () =
       expect(listed.stdout).toMatch(/active\s+2\.0000 USD {2}built/);
     });
 
-    it('npm start serves /healthz and stops on SIGTERM', async () => {
+    it('npm start serves /healthz and the console at /, and stops on SIGTERM', async () => {
       // Its own process group: npm runs the script through a shell, and the whole group gets the signal.
       const child = spawn('npm', ['start', '--silent'], { env: { ...env(), PORT: '0', FIRST_RUN_ACCOUNT: 'false' }, detached: true });
       let out = '';
@@ -85,6 +101,13 @@ describe('the compiled program (npm run build, bin/gengate.js, npm start)', () =
       });
       const health = await fetch(`${url}/healthz`);
       expect(health.status).toBe(200);
+      const page = await fetch(`${url}/`);
+      expect(page.status).toBe(200);
+      expect(page.headers.get('cache-control')).toBe('no-store');
+      const script = /src="(\/console\/assets\/[^"]+\.js)"/.exec(await page.text())![1]!;
+      const asset = await fetch(url + script);
+      expect(asset.status).toBe(200);
+      expect(asset.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
       process.kill(-child.pid!, 'SIGTERM');
       // npm itself may die of the signal; the server must be gone either way.
       expect([0, 'SIGTERM']).toContain(await exited);

@@ -18,6 +18,9 @@ export const listQuery = z.object({
     .optional()
     .describe('Only tasks in this state'),
   before: wholeText(1, Number.MAX_SAFE_INTEGER).optional().describe('The nextBefore of the previous page'),
+  model: z.string().min(1).max(200).optional().describe("Only tasks of this model (its canonical id, as in the task's `model`)"),
+  since: wholeText(0, Number.MAX_SAFE_INTEGER).optional().describe('Only tasks created at or after this time (Unix milliseconds, as createTime)'),
+  until: wholeText(0, Number.MAX_SAFE_INTEGER).optional().describe('Only tasks created before this time (Unix milliseconds, as createTime)'),
 });
 
 /** The list query as the tasks service takes it; refusals name the parameter like every other 400. */
@@ -27,7 +30,14 @@ export function parseListQuery(value: unknown): ListQuery {
   if (unknown !== undefined)
     throw Errors.invalid(`unknown query parameter ${JSON.stringify(unknown)}; jobs/list takes ${Object.keys(listQuery.shape).join(', ')}`);
   const q = parseWith(listQuery, value, '');
-  return { limit: q.limit, ...(q.state ? { state: q.state as TaskState } : {}), ...(q.before !== undefined ? { before: q.before } : {}) };
+  return {
+    limit: q.limit,
+    ...(q.state ? { state: q.state as TaskState } : {}),
+    ...(q.before !== undefined ? { before: q.before } : {}),
+    ...(q.model !== undefined ? { model: q.model } : {}),
+    ...(q.since !== undefined ? { since: q.since } : {}),
+    ...(q.until !== undefined ? { until: q.until } : {}),
+  };
 }
 
 /** GET /api/v1/jobs/list (SPEC endpoint 3). */

@@ -14,6 +14,7 @@ import { registerDocsRoutes, trackRoutes } from './docs.js';
 import { registerMcpRoutes } from './mcp.js';
 import { registerUpstreamRoutes } from './upstream.js';
 import { registerPaymentRoutes } from './payments.js';
+import { registerConsoleRoutes } from './console.js';
 import { registerPreflights } from '../cors.js';
 
 /** Every route area; each registers its own paths, and the keyed api/ operations are mounted as they are. */
@@ -32,6 +33,7 @@ export function registerRoutes(app: FastifyInstance, services: Services) {
   registerMcpRoutes(app, services);
   registerUpstreamRoutes(app, services);
   registerPaymentRoutes(app, services);
+  registerConsoleRoutes(app, services);
   // CORS preflights: the keyed API for CORS_ORIGINS, the public reads for every origin (docs/api.md).
   registerPreflights(app, [
     ...keyedPreflights(),
