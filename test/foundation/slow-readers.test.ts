@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { open, within } from '../helpers/sockets.js';
+import { open, untilClosed, within } from '../helpers/sockets.js';
+import { spawnServe, stop } from '../helpers/cli.js';
 import { sentBytes } from '../../src/http/read-rate.js';
 
 const MB = 1024 * 1024;
@@ -69,8 +70,8 @@ async function stalledGet(s: TestServer, path: string): Promise<{ socket: Socket
   return { socket, server, closed };
 }
 
-/** Reads a raw GET of `path` at about `perSecond` bytes per second; resolves with the bytes received when the connection closes or `total` arrived. */
-async function steadyGet(url: string, path: string, perSecond: number, total: number): Promise<number> {
+/** Reads a raw GET of `path` (with `connection: close`) at about `perSecond` bytes per second; resolves with the bytes received when the connection closes. */
+async function steadyGet(url: string, path: string, perSecond: number): Promise<number> {
   const socket = await open(url);
   socket.pause();
   const started = Date.now();
@@ -83,11 +84,10 @@ async function steadyGet(url: string, path: string, perSecond: number, total: nu
     got += d.length;
     if (got >= due()) socket.pause();
   });
-  socket.write(`GET ${path} HTTP/1.1\r\nhost: x\r\n\r\n`);
+  socket.write(`GET ${path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`);
   return new Promise((resolve) => {
     const done = () => (clearInterval(pace), socket.destroy(), resolve(got));
     const pace = setInterval(() => {
-      if (got >= total) return done();
       if (got < due()) socket.resume();
     }, 10);
     socket.once('close', done);
@@ -180,7 +180,7 @@ describe('a minimum read rate for responses', () => {
     const file = await storeFile(s, size);
     const before = await cutCount(s, 'slow_response_read');
     const started = Date.now();
-    const got = await within(steadyGet(s.url, file.path, 3 * MB, size), 20_000, 'the steady download');
+    const got = await within(steadyGet(s.url, file.path, 3 * MB), 20_000, 'the steady download');
     // The answer's head comes on top of the file.
     expect(got).toBeGreaterThan(size);
     // The reader was held back by its pace (not the kernel's buffers) for several windows.
@@ -230,7 +230,14 @@ describe('shutdown that cannot be held open', () => {
       const took = Date.now() - started;
       expect(took).toBeGreaterThanOrEqual(grace - 50);
       await within(stalled.closed, 500, 'the stalled download being destroyed');
-      expect(openFilesNamed(file.id)).toBe(0);
+      // The file stream closes its descriptor asynchronously after the response closes.
+      await within(
+        (async () => {
+          while (openFilesNamed(file.id) > 0) await sleep(10);
+        })(),
+        2_000,
+        'the file being closed',
+      );
       expect(await cutCount(s, 'shutdown_grace')).toBe(1);
       stalled.socket.destroy();
     } finally {
@@ -266,4 +273,31 @@ describe('shutdown that cannot be held open', () => {
       if (!closed) await s.close();
     }
   });
+
+  it('gengate serve: SIGTERM with a request stuck in flight exits within the grace period', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'gengate-stop-'));
+    const grace = 1_000;
+    // No body rate: only the grace period can end the stuck request.
+    const { child, url, output } = await spawnServe({
+      DATA_DIR: dir,
+      MODERATION_IMAGES: 'off',
+      SHUTDOWN_GRACE_MS: String(grace),
+      HTTP_BODY_MIN_BYTES_PER_SECOND: '0',
+    });
+    try {
+      const socket = await open(url);
+      const answer = untilClosed(socket);
+      socket.write('POST /api/v1/jobs/createTask HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"model":');
+      await sleep(200);
+      const started = Date.now();
+      const code = await within(stop(child), grace + 10_000, 'gengate serve exiting');
+      expect(code).toBe(0);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(grace - 50);
+      await within(answer, 1_000, 'the stuck connection being closed');
+      expect(output()).not.toMatch(/"level":50/);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) await stop(child, 'SIGKILL');
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
