@@ -103,6 +103,14 @@ export const configSchema = z
       .default(500)
       .describe('a whole number of bytes per second from 0 (off) to 1000000000'),
     HTTP_BODY_RATE_WINDOW_MS: z.coerce.number().int().min(100).max(600_000).default(20_000).describe('a whole number of milliseconds from 100 to 600000'),
+    HTTP_RESPONSE_MIN_BYTES_PER_SECOND: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(1_000_000_000)
+      .default(1_024)
+      .describe('a whole number of bytes per second from 0 (off) to 1000000000'),
+    SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000).describe('a whole number of milliseconds from 0 to 600000'),
     HTTP_MAX_CONNECTIONS_PER_ADDRESS: z.coerce
       .number()
       .int()

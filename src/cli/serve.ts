@@ -42,18 +42,21 @@ export async function serve(config: Config): Promise<void> {
     `GenGate ${role === 'worker' ? 'worker (health and metrics only) ' : ''}listening on http://${config.HOST}:${port} ` +
       `(role: ${role}, database: ${services.database.dialect}, files: ${config.S3_BUCKET ? `s3 ${config.S3_BUCKET}` : 'disk'}, wake-ups: ${services.wakeups.kind}, data: ${config.DATA_DIR})\n`,
   );
-  process.stdout.write(`${await toolchainLine()}\n`);
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     app.log.info({ signal }, 'stopping');
+    // No new connections; requests in flight get SHUTDOWN_GRACE_MS, then what is left is closed
+    // (src/http/drain.ts). Only then does the engine stop claiming and wait for its steps.
     await app.close();
     await services.close();
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+  // After the handlers: a stop during the toolchain check (it runs ffmpeg) is a graceful one too.
+  process.stdout.write(`${await toolchainLine()}\n`);
 }
 
 /** Listens on HOST:PORT; the usual reasons it cannot are a StartError saying which setting to change. */

@@ -8,7 +8,8 @@ import { registerRoutes } from './routes/index.js';
 import { registerOpsRoutes } from './routes/ops.js';
 import { stdoutSink } from './log-sink.js';
 import { Cors } from './cors.js';
-import { clientErrorHandler, guardConnections } from './connections.js';
+import { clientErrorHandler, guardConnections, type CountCut } from './connections.js';
+import { drainOnClose } from './drain.js';
 
 const GOOD_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -92,7 +93,9 @@ export function buildApp(services: Services, opts: { logStream?: NodeJS.Writable
       return typeof given === 'string' && GOOD_REQUEST_ID.test(given) ? given : randomUUID();
     },
   });
-  guardConnections(app.server, config, app.log);
+  const cut: CountCut = (reason, count = 1) => services.metrics.connectionsCut.inc({ reason }, count);
+  guardConnections(app.server, config, app.log, cut);
+  drainOnClose(app, config.SHUTDOWN_GRACE_MS, cut);
   // JSON only (uploads add multipart); a text body is a client mistake, not data.
   app.removeContentTypeParser('text/plain');
   app.decorateRequest('principal', null);

@@ -4,6 +4,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
 import { statusOf, type ErrorKind, type ErrorStyle } from '../errors.js';
 import { failure } from '../api/index.js';
+import type { CutReason } from '../metrics/index.js';
+import { minimumReadRate } from './read-rate.js';
 
 /** The settings that guard the HTTP server against slow and hoarding clients (decision 0310). */
 export type ConnectionSettings = Pick<
@@ -15,7 +17,11 @@ export type ConnectionSettings = Pick<
   | 'HTTP_BODY_MIN_BYTES_PER_SECOND'
   | 'HTTP_BODY_RATE_WINDOW_MS'
   | 'HTTP_MAX_CONNECTIONS_PER_ADDRESS'
+  | 'HTTP_RESPONSE_MIN_BYTES_PER_SECOND'
 >;
+
+/** Counts a connection the server cut itself (the metric gengate_http_connections_cut_total). */
+export type CountCut = (reason: CutReason, count?: number) => void;
 
 /**
  * Answers on a raw socket (no reply object exists: the request never reached Fastify, or is cut
@@ -94,10 +100,11 @@ interface Inflow {
 
 /**
  * Guards the Node server under a Fastify app: header, request and keep-alive timeouts, a minimum
- * transfer rate for request bodies, and a cap on open connections per client address (decision
- * 0310). Call before listen: Node reads the timeout check interval when it starts listening.
+ * transfer rate for request bodies (decision 0310) and for responses (decision 0315), and a cap on
+ * open connections per client address. Call before listen: Node reads the timeout check interval
+ * when it starts listening.
  */
-export function guardConnections(server: Server, settings: ConnectionSettings, log: FastifyBaseLogger): void {
+export function guardConnections(server: Server, settings: ConnectionSettings, log: FastifyBaseLogger, cut: CountCut = () => {}): void {
   server.headersTimeout = settings.HTTP_HEADERS_TIMEOUT_MS;
   server.requestTimeout = settings.HTTP_REQUEST_TIMEOUT_MS;
   server.keepAliveTimeout = settings.HTTP_KEEP_ALIVE_TIMEOUT_MS;
@@ -105,7 +112,9 @@ export function guardConnections(server: Server, settings: ConnectionSettings, l
   const shortest = Math.min(settings.HTTP_HEADERS_TIMEOUT_MS, settings.HTTP_REQUEST_TIMEOUT_MS || Infinity);
   (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = Math.max(25, Math.min(1_000, Math.floor(shortest / 4)));
   if (settings.HTTP_MAX_CONNECTIONS_PER_ADDRESS > 0) capPerAddress(server, settings.HTTP_MAX_CONNECTIONS_PER_ADDRESS, log);
-  if (settings.HTTP_BODY_MIN_BYTES_PER_SECOND > 0) minimumBodyRate(server, settings, log);
+  if (settings.HTTP_BODY_MIN_BYTES_PER_SECOND > 0) minimumBodyRate(server, settings, log, cut);
+  if (settings.HTTP_RESPONSE_MIN_BYTES_PER_SECOND > 0)
+    minimumReadRate(server, { rate: settings.HTTP_RESPONSE_MIN_BYTES_PER_SECOND, window: settings.HTTP_BODY_RATE_WINDOW_MS }, log, cut);
 }
 
 /**
@@ -139,7 +148,7 @@ function capPerAddress(server: Server, cap: number, log: FastifyBaseLogger): voi
  * would let a trickling body hold its connection for as long. A window in which the app itself
  * held unread bytes (it was busy, or writing to a slow disk) does not count against the client.
  */
-function minimumBodyRate(server: Server, settings: ConnectionSettings, log: FastifyBaseLogger): void {
+function minimumBodyRate(server: Server, settings: ConnectionSettings, log: FastifyBaseLogger, cut: CountCut): void {
   const window = settings.HTTP_BODY_RATE_WINDOW_MS;
   const rate = settings.HTTP_BODY_MIN_BYTES_PER_SECOND;
   const msg = `the request body arrived too slowly: at least ${rate} bytes per second are needed; the connection is closed`;
@@ -171,6 +180,7 @@ function minimumBodyRate(server: Server, settings: ConnectionSettings, log: Fast
       if (!f.ours && bytes < (rate * (now - f.since)) / 1000) {
         inflows.delete(socket);
         log.info({ address: socket.remoteAddress, bytes, ms: now - f.since }, 'request body too slow');
+        cut('slow_request_body');
         answerAndClose(socket, f.res, settings.ERROR_STYLE, 'request_timeout', msg);
         continue;
       }

@@ -10,6 +10,9 @@ const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5
 /** Outcomes of one callback delivery attempt (issue 6 counts them). */
 export const CALLBACK_OUTCOMES = ['delivered', 'retry', 'failed'] as const;
 export type CallbackOutcome = (typeof CALLBACK_OUTCOMES)[number];
+/** Why the server closed a connection itself (decisions 0310, 0315). */
+export const CUT_REASONS = ['slow_request_body', 'slow_response_read', 'shutdown_grace'] as const;
+export type CutReason = (typeof CUT_REASONS)[number];
 
 /**
  * Prometheus metrics of one process. Requests are counted here as they happen (one histogram
@@ -21,6 +24,8 @@ export class Metrics {
   private readonly http: RequestHistogram;
   /** Incremented by callback delivery (issue 6), one per attempt, by outcome. */
   readonly callbackDeliveries: Counter<'outcome'>;
+  /** Connections the HTTP server cut, by reason (src/http/connections.ts, src/http/drain.ts). */
+  readonly connectionsCut: Counter<'reason'>;
   private readonly tasks: Gauge<'state' | 'model'>;
   private readonly queueDepth: Gauge;
   private readonly oldestWaiting: Gauge;
@@ -44,6 +49,13 @@ export class Metrics {
       registers,
     });
     for (const outcome of CALLBACK_OUTCOMES) this.callbackDeliveries.inc({ outcome }, 0);
+    this.connectionsCut = new Counter({
+      name: 'gengate_http_connections_cut_total',
+      help: 'Connections the server closed itself: slow_request_body, slow_response_read, shutdown_grace',
+      labelNames: ['reason'],
+      registers,
+    });
+    for (const reason of CUT_REASONS) this.connectionsCut.inc({ reason }, 0);
     this.tasks = new Gauge({ name: 'gengate_tasks', help: 'Tasks in the database by state and model', labelNames: ['state', 'model'], registers });
     this.queueDepth = new Gauge({ name: 'gengate_engine_queue_depth', help: 'Tasks accepted but not yet handed to a backend (state waiting)', registers });
     this.oldestWaiting = new Gauge({ name: 'gengate_engine_oldest_waiting_seconds', help: 'Age of the oldest task in state waiting (0 when none)', registers });
