@@ -7,7 +7,7 @@ import type { Services } from '../services.js';
 
 /** Tags of the OpenAPI document, one per area. */
 export type Tag =
-  'Tasks' | 'Account' | 'Auth' | 'Catalog' | 'Pricing' | 'Files' | 'MCP' | 'Operations' | 'Reference' | 'Admin' | 'Payments' | 'kie.ai compatibility';
+  'Tasks' | 'Account' | 'Auth' | 'Catalog' | 'Pricing' | 'Files' | 'MCP' | 'OAuth' | 'Operations' | 'Reference' | 'Admin' | 'Payments' | 'kie.ai compatibility';
 
 /** One answer: a zod schema (or a named special), whether it is wrapped in the envelope, its media type. */
 export interface Reply {
@@ -46,7 +46,7 @@ export interface Operation {
   /** 'createTask': one schema per model, selected by `model` (built from the catalog). */
   body?: z.ZodType | 'createTask' | 'jsonrpc' | 'upload';
   /** Media type of a zod `body`; application/json unless given. */
-  bodyType?: 'multipart/form-data';
+  bodyType?: 'multipart/form-data' | 'application/x-www-form-urlencoded';
   ok: Reply;
   /** Envelope errors besides those every operation of its kind has (see document.ts). */
   errors?: ErrorKind[];

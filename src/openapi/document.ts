@@ -24,7 +24,7 @@ function errorKinds(op: Operation): ErrorKind[] {
   if (op.auth === 'admin') kinds.add('unauthenticated');
   if (op.auth === 'session') ['unauthenticated', 'forbidden'].forEach((k) => kinds.add(k as ErrorKind));
   if (op.path === '/api/v1/models') kinds.add('rate_limited');
-  if (!['Operations', 'Reference', 'MCP'].includes(op.tag)) kinds.add('internal');
+  if (!['Operations', 'Reference', 'MCP', 'OAuth'].includes(op.tag)) kinds.add('internal');
   return [...kinds];
 }
 
@@ -168,7 +168,7 @@ export function buildDocument(config: Config, catalog: Catalog): Json {
       description: `Pay-per-run generation of images, video and music. Every /api/v1 answer is an envelope {code, msg, data} (plus error on errors) whose code equals the HTTP status; every answer carries x-request-id. Error identifiers here are the ${envelopeNote}.`,
     },
     servers: [{ url: config.PUBLIC_BASE_URL, description: 'API (PUBLIC_BASE_URL)' }],
-    tags: ['Tasks', 'Account', 'Auth', 'Catalog', 'Pricing', 'Files', 'MCP', 'Payments', 'Reference', 'Operations', 'Admin', 'kie.ai compatibility'].map(
+    tags: ['Tasks', 'Account', 'Auth', 'Catalog', 'Pricing', 'Files', 'MCP', 'OAuth', 'Payments', 'Reference', 'Operations', 'Admin', 'kie.ai compatibility'].map(
       (name) => ({
         name,
       }),

@@ -12,6 +12,7 @@ import { KIE_UPLOAD_PATHS, registerKieUploadRoutes } from './kie-upload.js';
 import { registerOpsRoutes } from './ops.js';
 import { registerDocsRoutes, trackRoutes } from './docs.js';
 import { registerMcpRoutes } from './mcp.js';
+import { registerOAuthRoutes } from './oauth.js';
 import { registerUpstreamRoutes } from './upstream.js';
 import { registerPaymentRoutes } from './payments.js';
 import { registerPreflights } from '../cors.js';
@@ -30,6 +31,7 @@ export function registerRoutes(app: FastifyInstance, services: Services) {
   registerKieUploadRoutes(app, services);
   registerDocsRoutes(app, services);
   registerMcpRoutes(app, services);
+  registerOAuthRoutes(app, services);
   registerUpstreamRoutes(app, services);
   registerPaymentRoutes(app, services);
   // CORS preflights: the keyed API for CORS_ORIGINS, the public reads for every origin (docs/api.md).

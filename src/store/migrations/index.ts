@@ -13,6 +13,7 @@ import * as m010 from './010_members.js';
 import * as m011 from './011_key_budgets.js';
 import * as m012 from './012_topups.js';
 import * as m013 from './013_key_makers.js';
+import * as m016 from './016_oauth.js';
 
 export interface Migration {
   version: number;
@@ -35,4 +36,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 11, name: 'key names, expiry and budgets; the key of each charge', up: m011.up },
   { version: 12, name: 'card top-ups', up: m012.up },
   { version: 13, name: 'who made each key', up: m013.up },
+  { version: 16, name: 'OAuth clients, grants and tokens for MCP', up: m016.up },
 ];
