@@ -191,7 +191,9 @@ export class Authenticator {
       throw Errors.unauthenticated('this access token has been revoked; authorize the client again');
     }
     if (this.clock.now() >= Number(row.token_expires_at)) {
-      throw Errors.unauthenticated(`this access token expired at ${new Date(Number(row.token_expires_at)).toISOString()}; get a new one with the refresh token`);
+      throw Errors.unauthenticated(
+        `this access token expired at ${new Date(Number(row.token_expires_at)).toISOString()}; get a new one with the refresh token`,
+      );
     }
     return {
       row: row as KeyRow,

@@ -28,7 +28,7 @@ const tokenBody = z.object({
   redirect_uri: z.string().optional().describe('authorization_code: the redirect_uri of the authorization request'),
   code_verifier: z.string().optional().describe('authorization_code: the PKCE verifier'),
   refresh_token: z.string().optional().describe('refresh_token: the refresh token (used once; the answer carries the next one)'),
-  scope: scope.describe('refresh_token: narrow the new tokens to these granted scopes'),
+  scope: scope.describe("refresh_token: may name only granted scopes (the new tokens carry the grant's scopes)"),
   resource: z.string().optional(),
 });
 
@@ -98,7 +98,10 @@ export const OAUTH_OPERATIONS: Operation[] = [
       'Authorization code with PKCE (S256 only). Without a member session the page links to the sign-in. A fault in client_id or redirect_uri is shown on the page; any other fault goes back to redirect_uri as error.',
     query: authorizeQuery,
     ok: { type: 'text/html', description: 'The consent page (or the sign-in link)' },
-    extra: { '302': { description: 'Back to redirect_uri with error (a faulty request)' }, '400': { type: 'text/html', description: 'Unknown client or redirect_uri' } },
+    extra: {
+      '302': { description: 'Back to redirect_uri with error (a faulty request)' },
+      '400': { type: 'text/html', description: 'Unknown client or redirect_uri' },
+    },
   },
   {
     method: 'post',
@@ -109,7 +112,10 @@ export const OAUTH_OPERATIONS: Operation[] = [
     bodyType: 'application/x-www-form-urlencoded',
     body: authorizeQuery.extend({ csrf: z.string(), decision: z.enum(['allow', 'deny']) }),
     ok: { status: 302, description: 'To redirect_uri with code and state (allow) or error=access_denied (deny)' },
-    extra: { '400': { type: 'text/html', description: 'A faulty request' }, '403': { type: 'text/html', description: 'Not signed in as a member, or a wrong CSRF token' } },
+    extra: {
+      '400': { type: 'text/html', description: 'A faulty request' },
+      '403': { type: 'text/html', description: 'Not signed in as a member, or a wrong CSRF token' },
+    },
   },
   {
     method: 'post',

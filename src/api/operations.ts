@@ -143,7 +143,7 @@ export const OPERATIONS: Operation[] = [
     host: 'pricing',
     summary: 'MCP endpoint (Streamable HTTP, stateless)',
     description:
-      'JSON-RPC 2.0 messages of the Model Context Protocol, with Authorization: Bearer <API key or OAuth access token>. Tools: list_models, get_model, calculate_price, get_price_list, and those the credential\'s scopes allow: upload_file, create_task, get_task, wait_for_task, list_tasks, cancel_task, get_balance. See docs/mcp.md.',
+      "JSON-RPC 2.0 messages of the Model Context Protocol, with Authorization: Bearer <API key or OAuth access token>. Tools: list_models, get_model, calculate_price, get_price_list, and those the credential's scopes allow: upload_file, create_task, get_task, wait_for_task, list_tasks, cancel_task, get_balance. See docs/mcp.md.",
     body: 'jsonrpc',
     ok: { schema: 'any', description: 'A JSON-RPC answer, as application/json or a text/event-stream of messages' },
     extra: {

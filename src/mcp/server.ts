@@ -29,7 +29,6 @@ function visible(tool: Tool, principal: Principal | null): boolean {
   return principal !== null && (principal.scopes === null || principal.scopes.includes(tool.scope));
 }
 
-
 /** A refusal as an MCP tool error: the REST API's `msg` as text, its envelope (or the calculator's body) as structured content. */
 function toolError(services: Services, req: McpRequest, e: unknown): CallToolResult {
   if (e instanceof CalculatorError) return { isError: true, content: [{ type: 'text', text: e.message }], structuredContent: e.body() };

@@ -173,7 +173,7 @@ const KEYED: Tool[] = [
     readOnly: true,
     scope: 'tasks:read',
     description:
-      'One task of the account, exactly as GET /api/v1/jobs/recordInfo shows it: state, result links, price, refund. A finished task\'s results also come as image or audio content when small, else as resource links.',
+      "One task of the account, exactly as GET /api/v1/jobs/recordInfo shows it: state, result links, price, refund. A finished task's results also come as image or audio content when small, else as resource links.",
     inputSchema: () => object(taskIdProperties(), ['taskId']),
     run: async (args, { services, principal }) => withMedia(services, await services.tasks.get(principal!.accountId, readTaskId(args, 'mcp'))),
   },

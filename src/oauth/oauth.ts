@@ -88,7 +88,10 @@ export class OAuth {
     const now = this.clock.now();
     const id = randomId('cli_', 12);
     await this.database.tx((trx) =>
-      trx.insertInto('oauth_clients').values({ id, name: meta.name, redirect_uris: JSON.stringify(meta.redirectUris), created_at: now }).execute(),
+      trx
+        .insertInto('oauth_clients')
+        .values({ id, name: meta.name, redirect_uris: JSON.stringify(meta.redirectUris), created_at: now })
+        .execute(),
     );
     return {
       client_id: id,
@@ -111,7 +114,8 @@ export class OAuth {
     const clientId = str(q.client_id);
     if (!clientId) throw new OAuthError(400, 'invalid_request', 'client_id is required: register the client with POST /oauth/register first', false);
     const client = await this.database.db.selectFrom('oauth_clients').selectAll().where('id', '=', clientId).executeTakeFirst();
-    if (!client) throw new OAuthError(400, 'invalid_client', `unknown client_id ${JSON.stringify(clientId.slice(0, 100))}; register with POST /oauth/register`, false);
+    if (!client)
+      throw new OAuthError(400, 'invalid_client', `unknown client_id ${JSON.stringify(clientId.slice(0, 100))}; register with POST /oauth/register`, false);
     const registered = JSON.parse(client.redirect_uris) as string[];
     const given = str(q.redirect_uri);
     if (given === undefined && registered.length !== 1) {
@@ -178,7 +182,12 @@ export class OAuth {
 
   /** The member denied the request: the client learns `access_denied`. */
   deny(req: AuthorizeRequest): string {
-    return redirectWith(req.redirectUri, { error: 'access_denied', error_description: 'the member denied the request', state: req.state, iss: this.settings.issuer });
+    return redirectWith(req.redirectUri, {
+      error: 'access_denied',
+      error_description: 'the member denied the request',
+      state: req.state,
+      iss: this.settings.issuer,
+    });
   }
 
   /** POST /oauth/token: authorization_code (with the PKCE verifier) or refresh_token (rotated: each is used once). */
@@ -191,10 +200,16 @@ export class OAuth {
       if (!(e instanceof Reused)) throw e;
       // A second use of a code or refresh token is taken as a theft (OAuth 2.1 §4.1.3, §4.3.1): every token of the grant goes.
       const now = this.clock.now();
-      await this.database.tx((w) => w.updateTable('oauth_tokens').set({ revoked_at: now }).where('grant_id', '=', e.grantId).where('revoked_at', 'is', null).execute());
+      await this.database.tx((w) =>
+        w.updateTable('oauth_tokens').set({ revoked_at: now }).where('grant_id', '=', e.grantId).where('revoked_at', 'is', null).execute(),
+      );
       throw new OAuthError(400, 'invalid_grant', `this ${e.what} was already used; every token of its grant is now revoked`);
     }
-    throw new OAuthError(400, 'unsupported_grant_type', `grant_type must be authorization_code or refresh_token (got ${JSON.stringify(body.grant_type ?? null)})`);
+    throw new OAuthError(
+      400,
+      'unsupported_grant_type',
+      `grant_type must be authorization_code or refresh_token (got ${JSON.stringify(body.grant_type ?? null)})`,
+    );
   }
 
   /** POST /oauth/revoke (RFC 7009): revokes an access or refresh token (a refresh token takes its grant's tokens with it); unknown tokens are not an error. */

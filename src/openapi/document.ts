@@ -168,11 +168,23 @@ export function buildDocument(config: Config, catalog: Catalog): Json {
       description: `Pay-per-run generation of images, video and music. Every /api/v1 answer is an envelope {code, msg, data} (plus error on errors) whose code equals the HTTP status; every answer carries x-request-id. Error identifiers here are the ${envelopeNote}.`,
     },
     servers: [{ url: config.PUBLIC_BASE_URL, description: 'API (PUBLIC_BASE_URL)' }],
-    tags: ['Tasks', 'Account', 'Auth', 'Catalog', 'Pricing', 'Files', 'MCP', 'OAuth', 'Payments', 'Reference', 'Operations', 'Admin', 'kie.ai compatibility'].map(
-      (name) => ({
-        name,
-      }),
-    ),
+    tags: [
+      'Tasks',
+      'Account',
+      'Auth',
+      'Catalog',
+      'Pricing',
+      'Files',
+      'MCP',
+      'OAuth',
+      'Payments',
+      'Reference',
+      'Operations',
+      'Admin',
+      'kie.ai compatibility',
+    ].map((name) => ({
+      name,
+    })),
     paths,
     components: {
       securitySchemes: {

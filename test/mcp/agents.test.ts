@@ -69,9 +69,18 @@ for (const dialect of dialects()) {
     });
 
     it('upload_file takes a link or base64 (image, video, audio) and returns the link; refusals name the field', async () => {
-      const photo = await call(agent, 'upload_file', { base64Data: `data:image/png;base64,${(await readFile(files.png!)).toString('base64')}`, fileName: 'me.png' });
+      const photo = await call(agent, 'upload_file', {
+        base64Data: `data:image/png;base64,${(await readFile(files.png!)).toString('base64')}`,
+        fileName: 'me.png',
+      });
       expect(photo.error, photo.text).toBe(false);
-      expect(photo.data).toMatchObject({ kind: 'image', fileName: 'me.png', expiresInDays: 1, mimeType: 'image/png', url: expect.stringMatching(/\/files\/[^/]+\/me\.png$/) });
+      expect(photo.data).toMatchObject({
+        kind: 'image',
+        fileName: 'me.png',
+        expiresInDays: 1,
+        mimeType: 'image/png',
+        url: expect.stringMatching(/\/files\/[^/]+\/me\.png$/),
+      });
       const clip = await call(agent, 'upload_file', { fileUrl: host.serve('clip.mp4', files.mp4!) });
       expect(clip.data).toMatchObject({ kind: 'video', fileName: 'clip.mp4', seconds: 3, mimeType: 'video/mp4' });
       const song = await call(agent, 'upload_file', { base64Data: (await readFile(files.mp3!)).toString('base64'), fileName: 'song' });
@@ -81,7 +90,10 @@ for (const dialect of dialects()) {
       // The files are the account's uploads, usable in a task input.
       for (const u of [photo, clip, song, voice]) expect(await s.services.files.owned(u.data.url, accountId)).toMatchObject({ name: u.data.fileName });
 
-      expect(await call(agent, 'upload_file', {})).toMatchObject({ error: true, text: 'fileUrl is required; or base64Data: give a link GenGate downloads, or the file as base64' });
+      expect(await call(agent, 'upload_file', {})).toMatchObject({
+        error: true,
+        text: 'fileUrl is required; or base64Data: give a link GenGate downloads, or the file as base64',
+      });
       expect((await call(agent, 'upload_file', { fileUrl: 'x', base64Data: 'y' })).text).toBe('give one of fileUrl and base64Data, not both');
       const notMedia = await call(agent, 'upload_file', { base64Data: Buffer.from('plain text, not media').toString('base64') });
       const rest = await s.call('POST', '/api/file-base64-upload', {

@@ -124,7 +124,11 @@ for (const dialect of dialects()) {
     it('/mcp without a credential, or with a bad one, answers 401 with the OAuth metadata; a key lacking the scope gets 403 like REST', async () => {
       const init = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
       const post = (headers: Record<string, string>) =>
-        fetch(`${s.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', ...headers }, body: JSON.stringify(init) });
+        fetch(`${s.url}/mcp`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
+          body: JSON.stringify(init),
+        });
       const none = await post({});
       expect(none.status).toBe(401);
       expect(none.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${s.config.PRICING_BASE_URL}/.well-known/oauth-protected-resource/mcp"`);
@@ -136,7 +140,9 @@ for (const dialect of dialects()) {
       // At /mcp/public a keyed tool is refused, naming where to connect.
       const noKey = await call(anon, 'get_balance');
       expect(noKey).toMatchObject({ error: true, data: { code: 401, error: 'authentication_error' } });
-      expect(noKey.text).toBe(`get_balance needs an API key or an OAuth access token: connect to ${s.config.PRICING_BASE_URL}/mcp with Authorization: Bearer <credential>`);
+      expect(noKey.text).toBe(
+        `get_balance needs an API key or an OAuth access token: connect to ${s.config.PRICING_BASE_URL}/mcp with Authorization: Bearer <credential>`,
+      );
       const a = await s.account(1);
       const narrow = (await s.services.accounts.createKey(a.id, { scopes: ['tasks:read'] })).apiKey;
       const client = await connect(s.url, narrow);

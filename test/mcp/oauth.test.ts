@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { asBrowser, signedIn, type Browser } from '../members/support.js';
-import { FAST } from '../tasks/support.js';
+import { FAST, MovableClock } from '../tasks/support.js';
 
 /**
  * OAuth for MCP end to end, without a browser: the SDK's client discovers GenGate from /mcp's 401,
@@ -32,10 +32,10 @@ function freePort(): Promise<number> {
 }
 
 /** A server whose PUBLIC_BASE_URL is its real address (OAuth metadata names it); a taken port is tried again. */
-async function serverOn(dialect: 'sqlite' | 'postgres', env: Record<string, string>): Promise<TestServer> {
+async function serverOn(dialect: 'sqlite' | 'postgres', env: Record<string, string>, clock: MovableClock): Promise<TestServer> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startServer(dialect, { ...env, PORT: String(await freePort()) });
+      return await startServer(dialect, { ...env, PORT: String(await freePort()) }, undefined, { clock });
     } catch (e) {
       if ((e as { code?: string }).code !== 'EADDRINUSE' || attempt === 3) throw e;
     }
@@ -52,7 +52,13 @@ class MemoryProvider implements OAuthClientProvider {
     return REDIRECT;
   }
   get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'Test Agent', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+    return {
+      client_name: 'Test Agent',
+      redirect_uris: [REDIRECT],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
   }
   clientInformation() {
     return this.info;
@@ -87,6 +93,7 @@ for (const dialect of dialects()) {
     let s: TestServer;
     let member: Browser;
     let accountId: string;
+    const clock = new MovableClock();
 
     /** The consent page as the member's browser sees it, and its form answered with `decision` (the redirect's query). */
     async function consent(authUrl: string, decision: 'allow' | 'deny', opts: { csrf?: string } = {}) {
@@ -106,14 +113,25 @@ for (const dialect of dialects()) {
     const unescape = (v: string) => v.replace(/&#(\d+);/g, (_, n: string) => String.fromCharCode(Number(n)));
 
     const form = (path: string, body: Record<string, string>) =>
-      fetch(`${s.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(body).toString() }).then(
-        async (r) => ({ status: r.status, body: (await r.json()) as any, headers: r.headers }),
-      );
-    const register = async () => (await s.call('POST', '/oauth/register', { body: { client_name: 'Script', redirect_uris: [REDIRECT] } })).body.client_id as string;
+      fetch(`${s.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(body).toString(),
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as any, headers: r.headers }));
+    const register = async () =>
+      (await s.call('POST', '/oauth/register', { body: { client_name: 'Script', redirect_uris: [REDIRECT] } })).body.client_id as string;
 
     /** A code by hand: authorize with PKCE S256 and `scope`, the member allows. */
     async function codeFor(clientId: string, scope: string, challenge: string) {
-      const q = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope, state: 'st-1' });
+      const q = new URLSearchParams({
+        response_type: 'code',
+        client_id: clientId,
+        redirect_uri: REDIRECT,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        scope,
+        state: 'st-1',
+      });
       const r = await consent(`${s.url}/oauth/authorize?${q}`, 'allow');
       expect(r.status, r.body).toBe(302);
       const back = new URL(r.location!);
@@ -137,11 +155,16 @@ for (const dialect of dialects()) {
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
       });
       const body = (await r.json()) as any;
-      return { status: r.status, names: r.status === 200 ? (body.result.tools as Array<{ name: string }>).map((t) => t.name).sort() : [], body, headers: r.headers };
+      return {
+        status: r.status,
+        names: r.status === 200 ? (body.result.tools as Array<{ name: string }>).map((t) => t.name).sort() : [],
+        body,
+        headers: r.headers,
+      };
     }
 
     beforeAll(async () => {
-      s = await serverOn(dialect, { ...FAST, SIGNUP: 'open', AUTH_CACHE_MS: '60000' });
+      s = await serverOn(dialect, { ...FAST, SIGNUP: 'open', AUTH_CACHE_MS: '60000' }, clock);
       const up = await s.call('POST', '/api/v1/auth/signup', { body: { email: 'ada@example.com', password: PASSWORD, accountName: 'acme' } });
       member = await signedIn(up);
       accountId = up.body.data.account.id;
@@ -172,7 +195,9 @@ for (const dialect of dialects()) {
     it("the SDK's client: 401 → discovery → registration → consent → PKCE exchange → tools with the token, on /mcp and REST", async () => {
       const provider = new MemoryProvider();
       const first = new Client({ name: 'oauth-agent', version: '1.0.0' });
-      await expect(first.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { authProvider: provider }))).rejects.toBeInstanceOf(UnauthorizedError);
+      await expect(first.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { authProvider: provider }))).rejects.toBeInstanceOf(
+        UnauthorizedError,
+      );
       expect(provider.info?.client_id).toMatch(/^cli_/);
       const authUrl = provider.authUrl!;
       expect(authUrl.searchParams.get('code_challenge_method')).toBe('S256');
@@ -213,9 +238,13 @@ for (const dialect of dialects()) {
       const clientId = await register();
       const { verifier, challenge } = pkce();
       const code = await codeFor(clientId, 'tasks:read', challenge);
-      const exchange = (v: string) => form('/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: clientId, code_verifier: v });
+      const exchange = (v: string) =>
+        form('/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: clientId, code_verifier: v });
       const wrong = await exchange(pkce().verifier);
-      expect(wrong).toMatchObject({ status: 400, body: { error: 'invalid_grant', error_description: 'code_verifier does not match the code_challenge (S256) of the authorization request' } });
+      expect(wrong).toMatchObject({
+        status: 400,
+        body: { error: 'invalid_grant', error_description: 'code_verifier does not match the code_challenge (S256) of the authorization request' },
+      });
       const right = await exchange(verifier);
       expect(right.status).toBe(200);
       expect(right.headers.get('cache-control')).toBe('no-store');
@@ -224,9 +253,9 @@ for (const dialect of dialects()) {
       expect(again).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
       expect((await mcpTools(right.body.access_token)).status).toBe(401);
       const other = await register();
-      expect((await form('/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: other, code_verifier: verifier })).body.error).toBe(
-        'invalid_grant',
-      );
+      expect(
+        (await form('/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: other, code_verifier: verifier })).body.error,
+      ).toBe('invalid_grant');
     });
 
     it('scopes limit the token like a key: a tasks:read token lists only read tools and cannot create', async () => {
@@ -237,7 +266,12 @@ for (const dialect of dialects()) {
       const r = await fetch(`${s.url}/mcp`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${t.access_token}` },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'create_task', arguments: { model: 'suno-v6', input: { prompt: 'x' } } } }),
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 2,
+          method: 'tools/call',
+          params: { name: 'create_task', arguments: { model: 'suno-v6', input: { prompt: 'x' } } },
+        }),
       });
       const result = ((await r.json()) as any).result;
       expect(result).toMatchObject({ isError: true, structuredContent: { code: 403, error: 'permission_error' } });
@@ -255,7 +289,10 @@ for (const dialect of dialects()) {
       expect(next.body.scope).toBe('tasks:read balance:read');
       expect((await mcpTools(next.body.access_token)).status).toBe(200);
       const reused = await refresh(t.refresh_token);
-      expect(reused).toMatchObject({ status: 400, body: { error: 'invalid_grant', error_description: 'this refresh token was already used; every token of its grant is now revoked' } });
+      expect(reused).toMatchObject({
+        status: 400,
+        body: { error: 'invalid_grant', error_description: 'this refresh token was already used; every token of its grant is now revoked' },
+      });
       expect((await mcpTools(next.body.access_token)).status).toBe(401);
       expect((await refresh(next.body.refresh_token)).body.error).toBe('invalid_grant');
       const wider = await tokensFor('tasks:read');
@@ -270,7 +307,9 @@ for (const dialect of dialects()) {
       expect((await form('/oauth/revoke', { token: a.access_token })).status).toBe(200);
       const refused = await mcpTools(a.access_token);
       expect(refused.status).toBe(401);
-      expect(refused.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${s.url}/.well-known/oauth-protected-resource/mcp", error="invalid_token"`);
+      expect(refused.headers.get('www-authenticate')).toBe(
+        `Bearer resource_metadata="${s.url}/.well-known/oauth-protected-resource/mcp", error="invalid_token"`,
+      );
       expect(refused.body.error.message).toMatch(/^this access token has been revoked/);
       expect((await form('/oauth/revoke', { token: 'gga_unknown' })).status).toBe(200);
 
@@ -282,7 +321,9 @@ for (const dialect of dialects()) {
       expect(revoked.body.data.revokedAt).not.toBeNull();
       expect((await mcpTools(b.access_token)).status).toBe(401);
       expect((await s.call('GET', '/api/v1/user/balance', { key: b.access_token })).status).toBe(401);
-      expect((await form('/oauth/token', { grant_type: 'refresh_token', refresh_token: b.refresh_token, client_id: b.clientId })).body.error).toBe('invalid_grant');
+      expect((await form('/oauth/token', { grant_type: 'refresh_token', refresh_token: b.refresh_token, client_id: b.clientId })).body.error).toBe(
+        'invalid_grant',
+      );
       const key = (await asBrowser(s, member)('GET', '/api/v1/keys')).body.data.find((k: any) => k.id === grant.keyId);
       expect(key.revokedAt).not.toBeNull();
       expect((await asBrowser(s, member)('POST', '/api/v1/auth/oauth-grants/grt_nope/revoke')).status).toBe(404);
@@ -305,7 +346,12 @@ for (const dialect of dialects()) {
       const signIn = await anonymous.text();
       expect(signIn).toContain('Sign in');
       expect(signIn).toContain(`href="/?return=${encodeURIComponent('/oauth/authorize?').replace(/%/g, '%')}`);
-      const post = await fetch(`${s.url}/oauth/authorize`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'decision=allow' });
+      const post = await fetch(`${s.url}/oauth/authorize`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'decision=allow',
+      });
       expect(post.status).toBe(403);
 
       const plain = await fetch(q({ code_challenge_method: 'plain' }), { redirect: 'manual', headers: { cookie: member.cookie } });
@@ -320,14 +366,31 @@ for (const dialect of dialects()) {
       expect(unknown.status).toBe(400);
     });
 
+    it('an access token expires after OAUTH_ACCESS_TOKEN_SECONDS (401 naming the refresh); the refresh token gives a working one', async () => {
+      const t = await tokensFor('tasks:read');
+      clock.advance(3600_000 - 1_000);
+      expect((await mcpTools(t.access_token)).status).toBe(200);
+      clock.advance(1_000);
+      const expired = await mcpTools(t.access_token);
+      expect(expired.status).toBe(401);
+      expect(expired.body.error.message).toMatch(/^this access token expired at .*; get a new one with the refresh token/);
+      const next = await form('/oauth/token', { grant_type: 'refresh_token', refresh_token: t.refresh_token, client_id: t.clientId });
+      expect((await mcpTools(next.body.access_token)).status).toBe(200);
+    });
+
     it('dynamic registration refuses unsafe redirect URIs and unknown grant types', async () => {
       const bad = await s.call('POST', '/oauth/register', { body: { redirect_uris: ['http://evil.example/cb'] } });
       expect(bad).toMatchObject({ status: 400, body: { error: 'invalid_redirect_uri' } });
       expect((await s.call('POST', '/oauth/register', { body: { redirect_uris: ['javascript:alert(1)'] } })).body.error).toBe('invalid_redirect_uri');
       expect((await s.call('POST', '/oauth/register', { body: {} })).body.error).toBe('invalid_redirect_uri');
       const grant = await s.call('POST', '/oauth/register', { body: { redirect_uris: [REDIRECT], grant_types: ['client_credentials'] } });
-      expect(grant.body).toMatchObject({ error: 'invalid_client_metadata', error_description: 'grant_types may hold only authorization_code, refresh_token (got "client_credentials")' });
-      const ok = await s.call('POST', '/oauth/register', { body: { redirect_uris: ['cursor://anysphere.cursor-mcp/oauth/callback', 'http://localhost:3334/cb'] } });
+      expect(grant.body).toMatchObject({
+        error: 'invalid_client_metadata',
+        error_description: 'grant_types may hold only authorization_code, refresh_token (got "client_credentials")',
+      });
+      const ok = await s.call('POST', '/oauth/register', {
+        body: { redirect_uris: ['cursor://anysphere.cursor-mcp/oauth/callback', 'http://localhost:3334/cb'] },
+      });
       expect(ok).toMatchObject({ status: 201, body: { client_name: 'MCP client', token_endpoint_auth_method: 'none' } });
       expect((await form('/oauth/token', { grant_type: 'password' })).body.error).toBe('unsupported_grant_type');
     });

@@ -59,7 +59,12 @@ export function registerOAuthRoutes(app: FastifyInstance, services: Services) {
     scope.setErrorHandler((err: FastifyError | Error, req, reply) => oauthFailure(err, req, reply));
     const limited = { ...open, bodyLimit: BODY_LIMIT, onRequest: limitPublic(services) };
 
-    scope.post('/oauth/register', limited, async (req, reply) => reply.code(201).header('cache-control', 'no-store').send(await oauth.register(req.body)));
+    scope.post('/oauth/register', limited, async (req, reply) =>
+      reply
+        .code(201)
+        .header('cache-control', 'no-store')
+        .send(await oauth.register(req.body)),
+    );
 
     scope.post('/oauth/token', limited, async (req, reply) => {
       const tokens = await oauth.token(form(req.body));
@@ -91,7 +96,10 @@ export function registerOAuthRoutes(app: FastifyInstance, services: Services) {
       if (typeof session === 'string') return reply.code(403).type(HTML).send(errorPage('Not signed in', session));
       const csrf = typeof body.csrf === 'string' ? body.csrf : '';
       if (!timingSafeEqual(digest(csrf), digest(session.csrf))) {
-        return reply.code(403).type(HTML).send(errorPage('Refused', 'the form is stale or was not sent by this page (wrong CSRF token); open the authorization link again'));
+        return reply
+          .code(403)
+          .type(HTML)
+          .send(errorPage('Refused', 'the form is stale or was not sent by this page (wrong CSRF token); open the authorization link again'));
       }
       const request = await oauth.checkAuthorize(body);
       const who = { accountId: session.accountId, memberId: session.member!.id, role: session.member!.role };
