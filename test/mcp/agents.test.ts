@@ -45,6 +45,7 @@ for (const dialect of dialects()) {
     let dir: string;
     let agent: Client;
     let accountId: string;
+    let agentKey: string;
     const files: Record<string, string> = {};
 
     beforeAll(async () => {
@@ -59,6 +60,7 @@ for (const dialect of dialects()) {
       files.wav = await makeTone(path.join(dir, 'voice.wav'), 2);
       const a = await s.account(20);
       accountId = a.id;
+      agentKey = a.key;
       agent = await connect(s.url, a.key);
     }, 60_000);
     afterAll(async () => {
@@ -182,6 +184,17 @@ for (const dialect of dialects()) {
         expect(r.type).toMatch(/^application\/json/);
         expect(JSON.parse(r.text)).toMatchObject({ jsonrpc: '2.0', id: 7, result: { structuredContent: { balance: '1.0000', currency: 'USD' } } });
       }
+      // A wait with a progress token: the notifications are left out, the answer is still one JSON message.
+      const created = await call(agent, 'create_task', { model: 'seedream-flash', input: { prompt: 'json only' } });
+      const wait = {
+        jsonrpc: '2.0',
+        id: 8,
+        method: 'tools/call',
+        params: { name: 'wait_for_task', arguments: { taskId: created.data.taskId }, _meta: { progressToken: 'p1' } },
+      };
+      const waited = await rpc(s, agentKey, 'application/json', wait);
+      expect(waited.status, waited.text).toBe(200);
+      expect(JSON.parse(waited.text)).toMatchObject({ id: 8, result: { structuredContent: { done: true, task: { state: 'success' } } } });
       const stream = await rpc(s, key, 'application/json, text/event-stream', list);
       expect(stream.status).toBe(200);
       expect(stream.type).toMatch(/^text\/event-stream/);
