@@ -209,6 +209,9 @@ export const configSchema = z
       .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL, e.g. smtp://user:pass@mail.example.com:587')
       .optional(),
     MAIL_FROM: z.string().min(3).default('GenGate <gengate@localhost>'),
+    OAUTH_ACCESS_TOKEN_SECONDS: z.coerce.number().int().min(60).max(86_400).default(3600).describe('a whole number of seconds from 60 to 86400'),
+    OAUTH_REFRESH_TOKEN_DAYS: z.coerce.number().int().min(1).max(365).default(30).describe('a whole number of days from 1 to 365'),
+    MCP_INLINE_MAX_BYTES: z.coerce.number().int().min(0).max(20_000_000).default(1_048_576).describe('a whole number of bytes from 0 to 20000000'),
     SESSION_TTL_HOURS: z.coerce.number().int().min(1).max(8760).default(168).describe('a whole number of hours from 1 to 8760'),
     SIGNIN_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900).describe('a whole number of seconds from 1 to 86400'),
     SIGNIN_LIMIT_PER_ADDRESS: z.coerce.number().int().min(1).max(1_000_000).default(30).describe('a whole number of attempts from 1 to 1000000'),

@@ -17,6 +17,7 @@ import { CallbackWorker, Webhooks, callbackUrlCheck, retryDelays } from './callb
 import { Mailer } from './members/index.js';
 import { buildContentCheck, type ContentCheck } from './moderation/index.js';
 import { buildPayments, type Payments } from './payments/index.js';
+import { OAuth } from './oauth/index.js';
 
 export { StartError, type Core } from './core.js';
 
@@ -48,6 +49,8 @@ export interface Services extends Core {
   moderation: ContentCheck;
   /** Card top-ups through Stripe Checkout and the webhook that credits them (decision 1904). */
   payments: Payments;
+  /** GenGate as the OAuth authorization server of its MCP endpoint (decision 2202). */
+  oauth: OAuth;
 }
 
 /** What buildServices may be given instead of what the settings say (tests), and whether to build the upstream routes. */
@@ -188,7 +191,13 @@ async function assemble(core: Core, opened: Opened, opts: BuildOptions): Promise
   opened.add(callbacks, (c) => c.stop());
   opened.add(engine, (e) => e.stop());
   const payments = buildPayments(config, database, ledger, clock);
-  return { ...core, limits, redis, files, facts, uploads, tasks, engine, metrics, guard, callbacks, webhooks, wakeups, routeHealth, moderation, payments };
+  const oauth = new OAuth(database, core.accounts, clock, {
+    resource: `${config.PRICING_BASE_URL}/mcp`,
+    issuer: config.PUBLIC_BASE_URL,
+    accessTtlMs: config.OAUTH_ACCESS_TOKEN_SECONDS * 1000,
+    refreshTtlMs: config.OAUTH_REFRESH_TOKEN_DAYS * 86_400_000,
+  });
+  return { ...core, limits, redis, files, facts, uploads, tasks, engine, metrics, guard, callbacks, webhooks, wakeups, routeHealth, moderation, payments, oauth };
 }
 
 /** One Backend per upstream route of the catalog; loaded only by processes that run the engine. A missing credential is a ConfigError. */

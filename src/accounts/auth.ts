@@ -24,6 +24,8 @@ export interface Principal {
   member?: { id: string; role: MemberRole } | null;
 }
 
+/** OAuth access tokens start with this (API keys with `gg_`); decision 2202. */
+export const ACCESS_TOKEN_PREFIX = 'gga_';
 const BEARER = /^Bearer +([A-Za-z0-9_-]{1,200}) *$/;
 const LAST_USED_EVERY_MS = 60_000;
 /** Most keys remembered at once; past it the least recently used go (a flood of distinct valid keys only costs lookups). */
@@ -66,6 +68,7 @@ export class Authenticator {
   private readonly lastUsedWritten = boundedCache<string, number>(CACHE_MAX_KEYS);
   private readonly cache = boundedCache<string, CachedKey>(CACHE_MAX_KEYS);
   private readonly findKey;
+  private readonly findToken;
 
   constructor(
     private readonly database: Database,
@@ -92,22 +95,54 @@ export class Authenticator {
         ])
         .where('api_keys.hash', '=', hash),
     );
+    // An OAuth access token (decision 2202): its grant's key, plus the token's and the grant's own state. Never cached, so a revocation applies at once everywhere.
+    this.findToken = precompile(database.db, 1, (hash) =>
+      database.db
+        .selectFrom('oauth_tokens')
+        .innerJoin('oauth_grants', 'oauth_grants.id', 'oauth_tokens.grant_id')
+        .innerJoin('api_keys', 'api_keys.id', 'oauth_grants.key_id')
+        .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+        .select([
+          'api_keys.id',
+          'api_keys.account_id',
+          'api_keys.scopes',
+          'api_keys.models',
+          'api_keys.revoked_at',
+          'api_keys.expires_at',
+          'api_keys.budget_micros',
+          'api_keys.budget_period',
+          'accounts.status',
+          'accounts.rate_write_limit',
+          'accounts.rate_read_limit',
+          'accounts.dialect',
+          'oauth_tokens.expires_at as token_expires_at',
+          'oauth_tokens.revoked_at as token_revoked_at',
+          'oauth_grants.revoked_at as grant_revoked_at',
+        ])
+        .where('oauth_tokens.hash', '=', hash)
+        .where('oauth_tokens.kind', '=', 'access'),
+    );
   }
 
-  async authenticate(header: string | undefined, scope: Scope): Promise<Principal> {
+  /**
+   * The caller of an API key or an OAuth access token (`gga_...`, decision 2202: it acts as the key
+   * its grant made). `scope` null checks only that the credential is valid (the MCP endpoint lists
+   * tools by the scopes the principal has).
+   */
+  async authenticate(header: string | undefined, scope: Scope | null): Promise<Principal> {
     if (header === undefined || header === '') {
       throw Errors.unauthenticated('missing API key: send the header Authorization: Bearer <API key>');
     }
     const m = BEARER.exec(header);
     if (!m) throw Errors.unauthenticated('malformed Authorization header: expected "Bearer <API key>"');
-    const { row, scopes, models, budget } = await this.lookup(m[1]!);
+    const { row, scopes, models, budget } = m[1]!.startsWith(ACCESS_TOKEN_PREFIX) ? await this.lookupToken(m[1]!) : await this.lookup(m[1]!);
     if (row.revoked_at != null) throw Errors.unauthenticated('this API key has been revoked');
     // Checked on every request against the clock, so a remembered key expires on time too.
     if (row.expires_at != null && this.clock.now() >= Number(row.expires_at)) {
       throw Errors.unauthenticated(`this API key expired at ${new Date(Number(row.expires_at)).toISOString()}; ask the operator for a new key`);
     }
     if (row.status !== 'active') throw Errors.forbidden(`account ${row.account_id} is disabled; contact the operator`);
-    if (scopes && !scopes.includes(scope)) {
+    if (scope && scopes && !scopes.includes(scope)) {
       throw Errors.forbidden(`this API key lacks the scope ${scope} (it has: ${scopes.join(', ')})`);
     }
     this.touch(row.id);
@@ -146,6 +181,27 @@ export class Authenticator {
     };
     if (this.cacheMs > 0) this.cache.set(secret, entry);
     return entry;
+  }
+
+  /** The key behind an OAuth access token; a revoked or expired token (or grant, or key) is 401. */
+  private async lookupToken(secret: string): Promise<CachedKey> {
+    const [row] = await this.findToken(hashKey(secret));
+    if (!row) throw Errors.unauthenticated('invalid access token');
+    if (row.token_revoked_at != null || row.grant_revoked_at != null || row.revoked_at != null) {
+      throw Errors.unauthenticated('this access token has been revoked; authorize the client again');
+    }
+    if (this.clock.now() >= Number(row.token_expires_at)) {
+      throw Errors.unauthenticated(
+        `this access token expired at ${new Date(Number(row.token_expires_at)).toISOString()}; get a new one with the refresh token`,
+      );
+    }
+    return {
+      row: row as KeyRow,
+      scopes: row.scopes ? (JSON.parse(row.scopes) as Scope[]) : null,
+      models: row.models ? (JSON.parse(row.models) as string[]) : null,
+      budget: budgetOf(row as KeyRow),
+      readAt: this.clock.now(),
+    };
   }
 
   /** Records last use at most once a minute per key per process, off the request's path. */

@@ -25,5 +25,6 @@ export { AUTH_OPERATIONS, SESSION_COOKIE, CSRF_HEADER, type AuthOperation, type 
 export { chatCredit } from './kie/credit.js';
 export { downloadUrl, downloadUrlBody, DOWNLOAD_LINK_MS } from './kie/download-url.js';
 export { KIE_UPLOADS, base64UploadBody, urlUploadBody } from './kie/uploads.js';
+export { maxUploadBytes, uploadFromBase64, uploadFromUrl } from './upload-sources.js';
 export { callBackUrl } from '../tasks/index.js';
 export * as ReplySchemas from './schemas.js';

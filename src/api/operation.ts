@@ -14,6 +14,7 @@ export type Tag =
   | 'Pricing'
   | 'Files'
   | 'MCP'
+  | 'OAuth'
   | 'Operations'
   | 'Reference'
   | 'Admin'
@@ -58,7 +59,7 @@ export interface Operation {
   /** 'createTask': one schema per model, selected by `model` (built from the catalog). */
   body?: z.ZodType | 'createTask' | 'jsonrpc' | 'upload';
   /** Media type of a zod `body`; application/json unless given. */
-  bodyType?: 'multipart/form-data';
+  bodyType?: 'multipart/form-data' | 'application/x-www-form-urlencoded';
   ok: Reply;
   /** Envelope errors besides those every operation of its kind has (see document.ts). */
   errors?: ErrorKind[];

@@ -17,6 +17,7 @@ import { usage } from './usage.js';
 import { chatCredit } from './kie/credit.js';
 import { downloadUrl } from './kie/download-url.js';
 import { KIE_UPLOADS } from './kie/uploads.js';
+import { OAUTH_OPERATIONS } from './oauth.js';
 import { createKey, getAccount, listKeys, revokeKey, updateKey } from './keys.js';
 import { callbackLog, redeliverCallback, rotateWebhookSecret, testWebhook, webhookSecret } from './webhooks.js';
 import { getAlert, setAlert } from './alerts.js';
@@ -162,7 +163,24 @@ export const OPERATIONS: Operation[] = [
     host: 'pricing',
     summary: 'MCP endpoint (Streamable HTTP, stateless)',
     description:
-      'JSON-RPC 2.0 messages of the Model Context Protocol. Tools without a key: list_models, get_model, calculate_price, get_price_list; with Authorization: Bearer <API key>: create_task, get_task, wait_for_task, list_tasks, cancel_task, get_balance. See docs/api.md.',
+      "JSON-RPC 2.0 messages of the Model Context Protocol, with Authorization: Bearer <API key or OAuth access token>. Tools: list_models, get_model, calculate_price, get_price_list, and those the credential's scopes allow: upload_file, create_task, get_task, wait_for_task, list_tasks, cancel_task, get_balance. See docs/mcp.md.",
+    body: 'jsonrpc',
+    ok: { schema: 'any', description: 'A JSON-RPC answer, as application/json or a text/event-stream of messages' },
+    extra: {
+      '401': {
+        schema: 'any',
+        description: 'No credential, or an invalid, expired or revoked one: WWW-Authenticate: Bearer resource_metadata="..." points to the OAuth metadata',
+      },
+    },
+  },
+  {
+    method: 'post',
+    path: '/mcp/public',
+    id: 'mcpPublic',
+    tag: 'MCP',
+    host: 'pricing',
+    summary: 'MCP without a key: the public tools only (models and prices)',
+    description: 'Like /mcp, for clients without a credential: list_models, get_model, calculate_price, get_price_list. Any Authorization header is ignored.',
     body: 'jsonrpc',
     ok: { schema: 'any', description: 'A JSON-RPC answer, as application/json or a text/event-stream of messages' },
   },
@@ -287,5 +305,6 @@ export const OPERATIONS: Operation[] = [
     ok: { schema: z.object({ received: z.literal(true), outcome: z.string() }), description: 'Received (whatever it changed)' },
     extra: { '400': { schema: 'any', description: 'The signature does not verify (forged, altered or older than 5 minutes); nothing written' } },
   },
+  ...OAUTH_OPERATIONS,
   ...ADMIN_OPERATIONS.map((op) => op.spec),
 ];

@@ -1,5 +1,5 @@
 import type { Principal, Scope } from '../accounts/index.js';
-import { findModel, modelEntry, parametersSchema } from '../catalog/index.js';
+import { findModel, modelEntry } from '../catalog/index.js';
 import {
   balanceView,
   calculatorParams,
@@ -11,12 +11,24 @@ import {
   readIdempotencyKey,
   readTaskId,
   recordInfoQuery,
+  uploadFromBase64,
+  uploadFromUrl,
 } from '../api/index.js';
+import { Errors } from '../errors.js';
 import { calculatePrice, priceList } from '../pricing/index.js';
 import type { Services } from '../services.js';
+import { resultMedia } from './media.js';
 import { waitForTask, WAIT_DEFAULT_SECONDS, WAIT_MAX_SECONDS } from './wait.js';
 
 type Json = Record<string, unknown>;
+
+/** A tool's answer with media: its data (structured content, and JSON text) plus content items (a task's results). */
+export class ToolAnswer {
+  constructor(
+    readonly data: Json,
+    readonly media: Array<Record<string, unknown>>,
+  ) {}
+}
 
 /** What a tool handler gets: the services, the caller (keyed tools), and a way to report progress. */
 export interface ToolContext {
@@ -36,31 +48,31 @@ export interface Tool {
   readOnly: boolean;
   /** Ends something the caller cannot undo (cancel_task). */
   destructive?: boolean;
-  run(args: Json, ctx: ToolContext): Promise<Json>;
+  run(args: Json, ctx: ToolContext): Promise<Json | ToolAnswer>;
 }
 
 const object = (properties: Json, required: string[] = []): Json => ({ type: 'object', properties, required, additionalProperties: false });
-const modelIds = (s: Services) => s.catalog.models.flatMap((m) => [m.id, ...m.aliases]);
 const listOpts = (s: Services) => ({ usdRubRate: s.config.USD_RUB_RATE, pricingBaseUrl: s.config.PRICING_BASE_URL });
 /** get_task and wait_for_task take recordInfo's query as arguments: the same schema and rule. */
 const taskIdProperties = (): Json => jsonSchema(recordInfoQuery, 'input').properties as Json;
 
-/** create_task's input: model, input, callBackUrl, idempotencyKey; `input` follows the model's catalog schema (one branch per model). */
-function createTaskSchema(s: Services): Json {
-  const base = object(
+const modelArg = { type: 'string', description: 'Model id or alias (list_models shows them)' };
+
+/**
+ * create_task's input, compact (issue 22): model, input, callBackUrl, idempotencyKey. The model's
+ * own input schema is not repeated here (every model's would make the tool list tens of KB in every
+ * session); get_model shows it, and createTask checks the input against it as REST does.
+ */
+function createTaskSchema(): Json {
+  return object(
     {
-      model: { type: 'string', enum: modelIds(s), description: 'Model id or alias (see list_models)' },
-      input: { type: 'object', description: "The model's input object; its schema is the branch of oneOf for the model, also shown by get_model" },
+      model: modelArg,
+      input: { type: 'object', description: "The model's input: the JSON Schema in get_model's `parameters` (e.g. {prompt: ...})" },
       callBackUrl: jsonSchema(callBackUrl, 'input'),
       idempotencyKey: jsonSchema(idempotencyKey, 'input'),
     },
     ['model', 'input'],
   );
-  const oneOf = s.catalog.models.map((m) => {
-    const { $schema: _drop, ...input } = parametersSchema(m);
-    return { properties: { model: { enum: [m.id, ...m.aliases] }, input } };
-  });
-  return { ...base, oneOf };
 }
 
 const PUBLIC: Tool[] = [
@@ -81,8 +93,9 @@ const PUBLIC: Tool[] = [
     name: 'get_model',
     title: 'Get a model',
     readOnly: true,
-    description: 'One model as GET /api/v1/models shows it: the JSON Schema of its input, price tiers and rules, media limits, routes and their health.',
-    inputSchema: (s) => object({ model: { type: 'string', enum: modelIds(s), description: 'Model id or alias' } }, ['model']),
+    description:
+      "One model as GET /api/v1/models shows it: `parameters` is the JSON Schema of create_task's `input` for it; also price tiers and rules, media limits, routes and their health.",
+    inputSchema: () => object({ model: modelArg }, ['model']),
     run: async (args, { services }) => {
       const m = findModel(services.catalog, args.model);
       return { ...modelEntry(m, listOpts(services)), routes: services.routeHealth.view(services.catalog, m.id) } as unknown as Json;
@@ -93,10 +106,9 @@ const PUBLIC: Tool[] = [
     title: 'Calculate a price',
     readOnly: true,
     description: 'The exact price createTask charges for a model and parameters (same as GET /v1/pricing/calculate).',
-    inputSchema: (s) => {
+    inputSchema: () => {
       const params = jsonSchema(calculatorParams, 'input');
-      const model = { type: 'string', enum: modelIds(s), description: 'Model id or alias' };
-      return { ...params, properties: { ...(params.properties as Json), model }, additionalProperties: false };
+      return { ...params, properties: { ...(params.properties as Json), model: modelArg }, additionalProperties: false };
     },
     run: async (args, { services }) => ({ ...calculatePrice(services.catalog, args, services.config.USD_RUB_RATE) }),
   },
@@ -112,12 +124,42 @@ const PUBLIC: Tool[] = [
 
 const KEYED: Tool[] = [
   {
+    name: 'upload_file',
+    title: 'Upload a file',
+    readOnly: false,
+    scope: 'files:write',
+    description:
+      'Stores a photo (JPG, PNG, WebP), video (MP4, MOV) or audio file (MP3, WAV; video and audio at most 30 s) for 24 hours and returns its link (`url`) to pass in a model input. Give fileUrl (GenGate downloads it) or base64Data (base64 or a data: URL), not both.',
+    inputSchema: () =>
+      object({
+        fileUrl: { type: 'string', maxLength: 8192, description: 'An http(s) link GenGate downloads the file from' },
+        base64Data: { type: 'string', description: 'The file as base64, raw or as a data: URL (data:audio/mpeg;base64,...)' },
+        fileName: { type: 'string', maxLength: 1000, description: 'Name of the stored file (sanitised; the extension follows the bytes)' },
+      }),
+    run: async (args, { services, principal }) => {
+      const { fileUrl, base64Data, fileName } = args;
+      if (fileUrl === undefined && base64Data === undefined) {
+        throw Errors.missingField('fileUrl', 'or base64Data: give a link GenGate downloads, or the file as base64');
+      }
+      if (fileUrl !== undefined && base64Data !== undefined) throw Errors.invalid('give one of fileUrl and base64Data, not both');
+      for (const [field, v] of Object.entries({ fileUrl, base64Data, fileName })) {
+        if (v !== undefined && typeof v !== 'string') throw Errors.invalid(`${field} must be a string (got ${JSON.stringify(v)})`);
+      }
+      const name = fileName as string | undefined;
+      const stored =
+        typeof fileUrl === 'string'
+          ? await uploadFromUrl(services, principal!.accountId, fileUrl, name)
+          : await uploadFromBase64(services, principal!.accountId, base64Data as string, name);
+      return { ...stored.result, bytes: stored.bytes, mimeType: stored.mime };
+    },
+  },
+  {
     name: 'create_task',
     title: 'Create a task',
     readOnly: false,
     scope: 'tasks:write',
     description:
-      'Creates a generation task and returns its taskId at once. The list price is charged now and refunded if the task fails. Pass idempotencyKey to make retries safe. Needs Authorization: Bearer <API key>.',
+      "Creates a generation task and returns its taskId at once; then call wait_for_task. `input` follows the model's schema (get_model). The list price is charged now and refunded if the task fails. Pass idempotencyKey to make retries safe. Files for the input: upload_file first.",
     inputSchema: createTaskSchema,
     run: async (args, { services, principal }) => {
       const { idempotencyKey: key, ...body } = args;
@@ -130,9 +172,10 @@ const KEYED: Tool[] = [
     title: 'Get a task',
     readOnly: true,
     scope: 'tasks:read',
-    description: 'One task of the account, exactly as GET /api/v1/jobs/recordInfo shows it: state, result links, price, refund.',
+    description:
+      "One task of the account, exactly as GET /api/v1/jobs/recordInfo shows it: state, result links, price, refund. A finished task's results also come as image or audio content when small, else as resource links.",
     inputSchema: () => object(taskIdProperties(), ['taskId']),
-    run: async (args, { services, principal }) => services.tasks.get(principal!.accountId, readTaskId(args, 'mcp')),
+    run: async (args, { services, principal }) => withMedia(services, await services.tasks.get(principal!.accountId, readTaskId(args, 'mcp'))),
   },
   {
     name: 'wait_for_task',
@@ -148,7 +191,10 @@ const KEYED: Tool[] = [
         },
         ['taskId'],
       ),
-    run: async (args, ctx) => waitForTask(ctx, readTaskId(args, 'mcp'), args.timeoutSeconds),
+    run: async (args, ctx) => {
+      const waited = await waitForTask(ctx, readTaskId(args, 'mcp'), args.timeoutSeconds);
+      return new ToolAnswer(waited, await resultMedia(ctx.services, waited.task as Json));
+    },
   },
   {
     name: 'list_tasks',
@@ -182,6 +228,11 @@ const KEYED: Tool[] = [
     },
   },
 ];
+
+/** A task with its results as media content when it succeeded. */
+async function withMedia(services: Services, task: Json): Promise<ToolAnswer> {
+  return new ToolAnswer(task, await resultMedia(services, task));
+}
 
 /** Every tool; keyed ones need `Authorization: Bearer <API key>` on the MCP request. */
 export const TOOLS: Tool[] = [...PUBLIC, ...KEYED];

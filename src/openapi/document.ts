@@ -24,7 +24,7 @@ function errorKinds(op: Operation): ErrorKind[] {
   if (op.auth === 'admin') kinds.add('unauthenticated');
   if (op.auth === 'session') ['unauthenticated', 'forbidden'].forEach((k) => kinds.add(k as ErrorKind));
   if (op.path === '/api/v1/models') kinds.add('rate_limited');
-  if (!['Operations', 'Reference', 'MCP', 'Console'].includes(op.tag)) kinds.add('internal');
+  if (!['Operations', 'Reference', 'MCP', 'Console', 'OAuth'].includes(op.tag)) kinds.add('internal');
   return [...kinds];
 }
 
@@ -176,6 +176,7 @@ export function buildDocument(config: Config, catalog: Catalog): Json {
       'Pricing',
       'Files',
       'MCP',
+      'OAuth',
       'Payments',
       'Reference',
       'Console',

@@ -321,6 +321,47 @@ export interface TopupReversalsTable {
   applied_at: number | null;
 }
 
+/** An OAuth client registered through /oauth/register (RFC 7591; decision 2202). Public clients: no secret. */
+export interface OAuthClientsTable {
+  id: string;
+  name: string;
+  /** JSON list of the exact redirect URIs the client registered. */
+  redirect_uris: string;
+  created_at: number;
+}
+
+/** What a member allowed a client: the API key made for the grant carries its scopes; revoking the grant revokes the key. */
+export interface OAuthGrantsTable {
+  id: string;
+  client_id: string;
+  account_id: string;
+  member_id: string;
+  key_id: string;
+  /** JSON list of scopes. */
+  scopes: string;
+  /** The resource (RFC 8707) the tokens are for: the MCP endpoint. */
+  resource: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export type OAuthTokenKind = 'code' | 'access' | 'refresh';
+
+/** An authorization code, access token or refresh token of a grant, kept only as its SHA-256 hash. */
+export interface OAuthTokensTable {
+  hash: string;
+  grant_id: string;
+  kind: OAuthTokenKind;
+  created_at: number;
+  expires_at: number;
+  /** A code or refresh token is used once; a second use revokes the grant's tokens. */
+  used_at: number | null;
+  revoked_at: number | null;
+  /** Codes only: the redirect URI and PKCE S256 challenge of the authorization request. */
+  redirect_uri: string | null;
+  code_challenge: string | null;
+}
+
 export interface DB {
   members: MembersTable;
   member_sessions: MemberSessionsTable;
@@ -340,5 +381,8 @@ export interface DB {
   api_keys: ApiKeysTable;
   ledger_entries: LedgerTable;
   key_spend: KeySpendTable;
+  oauth_clients: OAuthClientsTable;
+  oauth_grants: OAuthGrantsTable;
+  oauth_tokens: OAuthTokensTable;
   gengate_migrations: MigrationsTable;
 }

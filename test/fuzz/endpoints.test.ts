@@ -117,7 +117,8 @@ for (const dialect of dialects()) {
           const text = await res.text();
           const what = `${method} ${path} (${r.contentType}, ${r.auth}): ${res.status} ${text.slice(0, 300)}`;
           if (res.status >= 500 && !(route === '/readyz' && res.status === 503)) failures.push(`${what} body ${String(r.body).slice(0, 200)}`);
-          if (res.status >= 400 && route !== '/mcp') {
+          // MCP answers JSON-RPC errors; OAuth's endpoints answer OAuth's {error, error_description} and the consent page HTML (decision 2202).
+          if (res.status >= 400 && !route.startsWith('/mcp')) {
             let body: { code?: unknown; msg?: unknown; ok?: unknown; error?: { code?: unknown; message?: unknown } } | null = null;
             try {
               body = JSON.parse(text);
@@ -126,9 +127,14 @@ for (const dialect of dialects()) {
             }
             // The public price list and calculator answer errors in their own documented shape (SPEC: no envelope).
             const pricing = route.startsWith('/v1/pricing');
+            const oauthError = body as { error?: unknown; error_description?: unknown } | null;
             const shaped = pricing
               ? body?.ok === false && typeof body.error?.message === 'string'
-              : typeof body?.msg === 'string' && typeof body?.code === 'number';
+              : route === '/oauth/authorize'
+                ? (res.headers.get('content-type') ?? '').startsWith('text/html')
+                : route.startsWith('/oauth/')
+                  ? typeof oauthError?.error === 'string' && typeof oauthError.error_description === 'string'
+                  : typeof body?.msg === 'string' && typeof body?.code === 'number';
             if (!shaped) failures.push(`not the envelope: ${what}`);
             if (/public|max-age=[1-9]/.test(res.headers.get('cache-control') ?? '')) failures.push(`cacheable error: ${what}`);
             if (/\/work\/|\/tmp\/|node_modules|at [A-Za-z.]+ \(/.test(text)) failures.push(`shows a server path: ${what}`);

@@ -9,10 +9,11 @@ import { FAST } from '../tasks/support.js';
 
 /** /mcp with the SDK's own client over real HTTP: public tools, keyed tools, errors with the REST API's msg. */
 
+/** A client of /mcp with the key, or of /mcp/public without one. */
 async function connect(url: string, key?: string): Promise<Client> {
   const client = new Client({ name: 'gengate-test', version: '1.0.0' });
   const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers } }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(key ? `${url}/mcp` : `${url}/mcp/public`), { requestInit: { headers } }));
   return client;
 }
 
@@ -39,8 +40,12 @@ for (const dialect of dialects()) {
       await s.close();
     });
 
-    it('lists every tool; create_task takes one input schema per model from the catalog', async () => {
-      const { tools } = await anon.listTools();
+    it('lists the public tools without a key, and with a key the keyed tools its scopes allow; create_task is compact', async () => {
+      const publicTools = ['calculate_price', 'get_model', 'get_price_list', 'list_models'];
+      expect((await anon.listTools()).tools.map((t) => t.name).sort()).toEqual(publicTools);
+      const a = await s.account(1);
+      const full = await connect(s.url, a.key);
+      const { tools } = await full.listTools();
       expect(tools.map((t) => t.name).sort()).toEqual([
         'calculate_price',
         'cancel_task',
@@ -51,19 +56,29 @@ for (const dialect of dialects()) {
         'get_task',
         'list_models',
         'list_tasks',
+        'upload_file',
         'wait_for_task',
       ]);
+      const reader = await connect(s.url, (await s.services.accounts.createKey(a.id, { scopes: ['tasks:read'] })).apiKey);
+      expect((await reader.listTools()).tools.map((t) => t.name).sort()).toEqual([...publicTools, 'get_task', 'list_tasks', 'wait_for_task'].sort());
+      await reader.close();
       const create = tools.find((t) => t.name === 'create_task')!;
       expect(create.inputSchema.required).toEqual(['model', 'input']);
-      const branches = (create.inputSchema as any).oneOf as Array<{ properties: { model: { enum: string[] }; input: any } }>;
-      expect(branches).toHaveLength(s.services.catalog.models.length);
-      const v25 = branches.find((b) => b.properties.model.enum.includes('seedance-2.5'))!;
-      expect(v25.properties.input.properties.resolution.enum).toEqual(['480p', '720p', '1080p']);
+      expect(Object.keys(create.inputSchema.properties!).sort()).toEqual(['callBackUrl', 'idempotencyKey', 'input', 'model']);
+      expect((create.inputSchema as any).oneOf).toBeUndefined();
+      // The whole list stays small: no model's input schema is in it (get_model has them).
+      expect(JSON.stringify(tools).length).toBeLessThan(16_000);
+      expect(JSON.stringify(create).length).toBeLessThan(2_500);
+      const v25 = await call(anon, 'get_model', { model: 'seedance-2.5' });
+      expect(v25.data.parameters.properties.resolution.enum).toEqual(['480p', '720p', '1080p']);
       expect(tools.find((t) => t.name === 'get_task')!.annotations?.readOnlyHint).toBe(true);
+      await full.close();
     });
 
     it("tool arguments shared with REST have the schemas of the OpenAPI document: callBackUrl, Idempotency-Key, recordInfo's taskId, the calculator's parameters", async () => {
-      const { tools } = await anon.listTools();
+      const keyed = await connect(s.url, (await s.account(1)).key);
+      const { tools } = await keyed.listTools();
+      await keyed.close();
       const doc = (await s.call('GET', '/openapi.json')).body;
       const props = (name: string) => (tools.find((t) => t.name === name)!.inputSchema as any).properties;
       const param = (path: string, method: string, name: string) => {
@@ -106,14 +121,28 @@ for (const dialect of dialects()) {
       expect(unknown.data).toMatchObject({ code: 400, error: 'unsupported_model', data: null });
     });
 
-    it('keyed tools without a key, or with a key lacking the scope, answer 401 / 403 like REST', async () => {
+    it('/mcp without a credential, or with a bad one, answers 401 with the OAuth metadata; a key lacking the scope gets 403 like REST', async () => {
+      const init = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
+      const post = (headers: Record<string, string>) =>
+        fetch(`${s.url}/mcp`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
+          body: JSON.stringify(init),
+        });
+      const none = await post({});
+      expect(none.status).toBe(401);
+      expect(none.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${s.config.PRICING_BASE_URL}/.well-known/oauth-protected-resource/mcp"`);
+      expect((await none.json()).error.message).toMatch(/^missing API key: .*\/mcp\/public for the tools that need no key$/);
+      const bogus = await post({ authorization: 'Bearer gg_not_a_real_key' });
+      expect(bogus.status).toBe(401);
+      expect(bogus.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);
+      expect((await bogus.json()).error.message).toMatch(/^invalid API key\. /);
+      // At /mcp/public a keyed tool is refused, naming where to connect.
       const noKey = await call(anon, 'get_balance');
-      expect(noKey.error).toBe(true);
-      expect(noKey.text).toBe((await s.call('GET', '/api/v1/user/balance')).body.msg);
-      expect(noKey.data).toMatchObject({ code: 401, error: 'authentication_error' });
-      const bogus = await connect(s.url, 'gg_not_a_real_key');
-      expect((await call(bogus, 'list_tasks')).text).toBe('invalid API key');
-      await bogus.close();
+      expect(noKey).toMatchObject({ error: true, data: { code: 401, error: 'authentication_error' } });
+      expect(noKey.text).toBe(
+        `get_balance needs an API key or an OAuth access token: connect to ${s.config.PRICING_BASE_URL}/mcp with Authorization: Bearer <credential>`,
+      );
       const a = await s.account(1);
       const narrow = (await s.services.accounts.createKey(a.id, { scopes: ['tasks:read'] })).apiKey;
       const client = await connect(s.url, narrow);

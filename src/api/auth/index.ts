@@ -1,5 +1,6 @@
 import type { AuthOperation } from './operation.js';
 import { acceptInvite, inviteMember, listMembers, removeMember, setMemberRole } from './members.js';
+import { listOAuthGrants, revokeOAuthGrant } from './oauth-grants.js';
 import { forgotPassword, resetPassword } from './passwords.js';
 import { currentSession, listSessions, revokeSession } from './sessions.js';
 import { signIn, signInKey, signOut, signUp } from './sign-in.js';
@@ -20,5 +21,7 @@ export const AUTH_OPERATIONS: AuthOperation[] = [
   inviteMember,
   setMemberRole,
   removeMember,
+  listOAuthGrants,
+  revokeOAuthGrant,
 ];
 export { SESSION_COOKIE, CSRF_HEADER, type AuthOperation, type AuthCall, type AuthAnswer, type SessionNeed } from './operation.js';

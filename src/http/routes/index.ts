@@ -12,6 +12,7 @@ import { KIE_UPLOAD_PATHS, registerKieUploadRoutes } from './kie-upload.js';
 import { registerOpsRoutes } from './ops.js';
 import { registerDocsRoutes, trackRoutes } from './docs.js';
 import { registerMcpRoutes } from './mcp.js';
+import { registerOAuthRoutes } from './oauth.js';
 import { registerUpstreamRoutes } from './upstream.js';
 import { registerPaymentRoutes } from './payments.js';
 import { registerConsoleRoutes } from './console.js';
@@ -31,6 +32,7 @@ export function registerRoutes(app: FastifyInstance, services: Services) {
   registerKieUploadRoutes(app, services);
   registerDocsRoutes(app, services);
   registerMcpRoutes(app, services);
+  registerOAuthRoutes(app, services);
   registerUpstreamRoutes(app, services);
   registerPaymentRoutes(app, services);
   registerConsoleRoutes(app, services);

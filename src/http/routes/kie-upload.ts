@@ -1,12 +1,8 @@
-import { createReadStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
-import { AppError, Errors, parseWith, shown } from '../../errors.js';
+import { Errors, parseWith } from '../../errors.js';
 import { safeFolder, type StoredUpload } from '../../files/index.js';
-import { NetError } from '../../net/index.js';
-import { base64UploadBody, urlUploadBody } from '../../api/index.js';
+import { base64UploadBody, maxUploadBytes, uploadFromBase64, uploadFromUrl, urlUploadBody } from '../../api/index.js';
 import { principalOf, requireKey } from '../auth.js';
 import { errorHandler } from '../errors.js';
 import { clientError, registerMultipart } from './upload.js';
@@ -15,12 +11,8 @@ import { clientError, registerMultipart } from './upload.js';
 export const KIE_UPLOAD_PATHS = ['/api/file-stream-upload', '/api/file-base64-upload', '/api/file-url-upload'] as const;
 
 const STREAM_HINT = "send multipart/form-data with the file in the field named file, e.g. curl -F 'file=@photo.jpg' -F 'uploadPath=images'";
-/** Whole-transfer deadline of a file-url-upload download. */
-const URL_FETCH_TIMEOUT_MS = 120_000;
 /** JSON bodies are held as one string: never more than this, whatever the upload limits say. */
 const MAX_BASE64_BODY = 384 * 1024 * 1024;
-/** Decoded in slices of this many characters (a multiple of 4), so the bytes never exist as one more copy. */
-const SLICE = 4 * 1024 * 1024;
 
 /** kie.ai's upload answer around a stored upload; `filePath` is the sanitised folder and the stored name. */
 function answer(u: StoredUpload, uploadPath: string | undefined) {
@@ -48,7 +40,7 @@ function answer(u: StoredUpload, uploadPath: string | undefined) {
  */
 export function registerKieUploadRoutes(app: FastifyInstance, services: Services) {
   const { config } = services;
-  const maxBytes = Math.max(config.UPLOAD_MAX_IMAGE_BYTES, config.UPLOAD_MAX_MEDIA_BYTES);
+  const maxBytes = maxUploadBytes(services);
   const route = { config: { cors: 'keyed' as const }, preHandler: requireKey(services, 'files:write') };
   const scoped = (bodyLimit: number, register: (scope: FastifyInstance) => Promise<void> | void) =>
     app.register(async (scope) => {
@@ -65,24 +57,14 @@ export function registerKieUploadRoutes(app: FastifyInstance, services: Services
   scoped(base64Limit, (scope) => {
     scope.post('/api/file-base64-upload', { ...route, bodyLimit: base64Limit }, async (req) => {
       const body = parseWith(base64UploadBody, req.body, '');
-      const source = decodeBase64(body.base64Data);
-      return answer(await services.uploads.store(principalOf(req).accountId, source, body.fileName), body.uploadPath);
+      return answer(await uploadFromBase64(services, principalOf(req).accountId, body.base64Data, body.fileName), body.uploadPath);
     });
   });
 
   scoped(config.BODY_LIMIT_BYTES, (scope) => {
     scope.post('/api/file-url-upload', route, async (req) => {
       const body = parseWith(urlUploadBody, req.body, '');
-      const tmp = await services.uploads.tempFile();
-      try {
-        await services.guard.download(body.fileUrl, tmp, { maxBytes, timeoutMs: URL_FETCH_TIMEOUT_MS }).catch((e: unknown) => {
-          throw e instanceof NetError ? fetchRefusal(e, body.fileUrl, maxBytes) : e;
-        });
-        const name = body.fileName ?? lastPart(body.fileUrl);
-        return answer(await services.uploads.store(principalOf(req).accountId, createReadStream(tmp), name), body.uploadPath);
-      } finally {
-        await rm(tmp, { force: true });
-      }
+      return answer(await uploadFromUrl(services, principalOf(req).accountId, body.fileUrl, body.fileName), body.uploadPath);
     });
   });
 }
@@ -132,43 +114,5 @@ async function answerStream(services: Services, req: FastifyRequest, reply: Fast
     return answer(await stored, fields.get('uploadPath'));
   } catch (e) {
     throw clientError(e, reply, STREAM_HINT);
-  }
-}
-
-/** The bytes of `base64Data` (raw base64, or a data: URL with ;base64) as a stream, decoded slice by slice. */
-function decodeBase64(text: string): Readable {
-  let data = text;
-  const head = /^data:([^,]{0,200}),/i.exec(data.slice(0, 256));
-  if (head) {
-    if (!/;base64$/i.test(head[1]!)) throw Errors.invalid(`base64Data: a data: URL must be base64-encoded (data:<type>;base64,...) (got ${shown(head[0])})`);
-    data = data.slice(head[0].length);
-  }
-  if (data === '') throw Errors.missingField('base64Data', 'send the file as base64 text or a data: URL');
-  if (/\s/.test(data)) data = data.replace(/\s+/g, '');
-  if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(data)) {
-    throw Errors.invalid(`base64Data must be base64 text or a data: URL (data:<type>;base64,...) (got ${shown(data.slice(0, 40))})`);
-  }
-  return Readable.from(
-    (function* () {
-      for (let i = 0; i < data.length; i += SLICE) yield Buffer.from(data.slice(i, i + SLICE), 'base64');
-    })(),
-    { objectMode: false },
-  );
-}
-
-/** A failed download of `fileUrl` as the client's error: an address the guard refuses 400, a file too large or not there 422. */
-function fetchRefusal(e: NetError, url: string, maxBytes: number): AppError {
-  if (e.code === 'bad_url' || e.code === 'blocked') return Errors.invalid(`fileUrl must be a public http(s) link: ${e.message} (got ${shown(url)})`);
-  if (e.code === 'too_large')
-    return Errors.uploadRejected(`fileUrl: the file must be at most ${Math.round((maxBytes / 1024 / 1024) * 10) / 10} MB (${e.message})`);
-  return Errors.uploadRejected(`fileUrl could not be downloaded: ${e.message} (got ${shown(url)})`);
-}
-
-/** The last path part of a link, as a name to sanitise; undefined when there is none. */
-function lastPart(url: string): string | undefined {
-  try {
-    return decodeURIComponent(new URL(url).pathname.split('/').pop() ?? '') || undefined;
-  } catch {
-    return undefined;
   }
 }

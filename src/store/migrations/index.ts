@@ -15,6 +15,7 @@ import * as m012 from './012_topups.js';
 import * as m013 from './013_key_makers.js';
 import * as m014 from './014_usage_indexes.js';
 import * as m015 from './015_alerts_webhooks.js';
+import * as m016 from './016_oauth.js';
 
 export interface Migration {
   version: number;
@@ -39,4 +40,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 13, name: 'who made each key', up: m013.up },
   { version: 14, name: 'usage and money report indexes; the model and source of ledger entries', up: m014.up },
   { version: 15, name: 'low-balance alerts, account events, webhook attempts, previous webhook secret', up: m015.up },
+  { version: 16, name: 'OAuth clients, grants and tokens for MCP', up: m016.up },
 ];

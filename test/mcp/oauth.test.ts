@@ -1,0 +1,398 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dialects } from '../helpers/db.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { asBrowser, signedIn, type Browser } from '../members/support.js';
+import { FAST, MovableClock } from '../tasks/support.js';
+
+/**
+ * OAuth for MCP end to end, without a browser: the SDK's client discovers GenGate from /mcp's 401,
+ * registers, and the test answers the consent page with the member's cookie and the form's CSRF
+ * token; then PKCE, refresh rotation, revocation and scopes by hand against the endpoints.
+ */
+
+const PASSWORD = 'correct horse battery';
+const REDIRECT = 'http://127.0.0.1:9/callback';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** A server whose PUBLIC_BASE_URL is its real address (OAuth metadata names it); a taken port is tried again. */
+async function serverOn(dialect: 'sqlite' | 'postgres', env: Record<string, string>, clock: MovableClock): Promise<TestServer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startServer(dialect, { ...env, PORT: String(await freePort()) }, undefined, { clock });
+    } catch (e) {
+      if ((e as { code?: string }).code !== 'EADDRINUSE' || attempt === 3) throw e;
+    }
+  }
+}
+
+/** The SDK's client side of OAuth, kept in memory; the authorization URL is noted instead of opening a browser. */
+class MemoryProvider implements OAuthClientProvider {
+  info?: OAuthClientInformationMixed;
+  saved?: OAuthTokens;
+  verifier = '';
+  authUrl?: URL;
+  get redirectUrl() {
+    return REDIRECT;
+  }
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: 'Test Agent',
+      redirect_uris: [REDIRECT],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
+  }
+  clientInformation() {
+    return this.info;
+  }
+  saveClientInformation(info: OAuthClientInformationMixed) {
+    this.info = info;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.saved = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authUrl = url;
+  }
+  saveCodeVerifier(v: string) {
+    this.verifier = v;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+}
+
+const pkce = () => {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+};
+
+for (const dialect of dialects()) {
+  describe(`OAuth for MCP (${dialect})`, () => {
+    let s: TestServer;
+    let member: Browser;
+    let accountId: string;
+    const clock = new MovableClock();
+
+    /** The consent page as the member's browser sees it, and its form answered with `decision` (the redirect's query). */
+    async function consent(authUrl: string, decision: 'allow' | 'deny', opts: { csrf?: string } = {}) {
+      const page = await fetch(authUrl, { headers: { cookie: member.cookie } });
+      const html = await page.text();
+      expect(page.status, html).toBe(200);
+      const fields = Object.fromEntries([...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1]!, unescape(m[2]!)]));
+      if (opts.csrf !== undefined) fields.csrf = opts.csrf;
+      const answer = await fetch(`${s.url}/oauth/authorize`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie: member.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ ...fields, decision }).toString(),
+      });
+      return { html, status: answer.status, location: answer.headers.get('location'), body: answer.status === 302 ? '' : await answer.text() };
+    }
+    const unescape = (v: string) => v.replace(/&#(\d+);/g, (_, n: string) => String.fromCharCode(Number(n)));
+
+    const form = (path: string, body: Record<string, string>) =>
+      fetch(`${s.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(body).toString(),
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as any, headers: r.headers }));
+    const register = async () =>
+      (await s.call('POST', '/oauth/register', { body: { client_name: 'Script', redirect_uris: [REDIRECT] } })).body.client_id as string;
+
+    /** A code by hand: authorize with PKCE S256 and `scope`, the member allows. */
+    async function codeFor(clientId: string, scope: string, challenge: string) {
+      const q = new URLSearchParams({
+        response_type: 'code',
+        client_id: clientId,
+        redirect_uri: REDIRECT,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        scope,
+        state: 'st-1',
+      });
+      const r = await consent(`${s.url}/oauth/authorize?${q}`, 'allow');
+      expect(r.status, r.body).toBe(302);
+      const back = new URL(r.location!);
+      expect(back.searchParams.get('state')).toBe('st-1');
+      expect(back.searchParams.get('iss')).toBe(s.config.PUBLIC_BASE_URL);
+      return back.searchParams.get('code')!;
+    }
+    async function tokensFor(scope: string) {
+      const clientId = await register();
+      const { verifier, challenge } = pkce();
+      const code = await codeFor(clientId, scope, challenge);
+      const r = await form('/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: clientId, code_verifier: verifier });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return { clientId, ...r.body } as { clientId: string; access_token: string; refresh_token: string; scope: string };
+    }
+    /** tools/list on /mcp with a bearer token: the HTTP status and the tool names. */
+    async function mcpTools(token: string) {
+      const r = await fetch(`${s.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+      });
+      const body = (await r.json()) as any;
+      return {
+        status: r.status,
+        names: r.status === 200 ? (body.result.tools as Array<{ name: string }>).map((t) => t.name).sort() : [],
+        body,
+        headers: r.headers,
+      };
+    }
+
+    beforeAll(async () => {
+      s = await serverOn(dialect, { ...FAST, SIGNUP: 'open', AUTH_CACHE_MS: '60000' }, clock);
+      const up = await s.call('POST', '/api/v1/auth/signup', { body: { email: 'ada@example.com', password: PASSWORD, accountName: 'acme' } });
+      member = await signedIn(up);
+      accountId = up.body.data.account.id;
+      await s.services.accounts.topup(accountId, 5_000_000, 'test money');
+    }, 60_000);
+    afterAll(async () => s?.close());
+
+    it('publishes RFC 9728 and RFC 8414 metadata', async () => {
+      const prm = (await s.call('GET', '/.well-known/oauth-protected-resource/mcp')).body;
+      expect(prm).toMatchObject({
+        resource: `${s.url}/mcp`,
+        authorization_servers: [s.url],
+        scopes_supported: ['tasks:read', 'tasks:write', 'files:write', 'balance:read'],
+      });
+      expect((await s.call('GET', '/.well-known/oauth-protected-resource')).body).toEqual(prm);
+      expect((await s.call('GET', '/.well-known/oauth-authorization-server')).body).toMatchObject({
+        issuer: s.url,
+        authorization_endpoint: `${s.url}/oauth/authorize`,
+        token_endpoint: `${s.url}/oauth/token`,
+        registration_endpoint: `${s.url}/oauth/register`,
+        revocation_endpoint: `${s.url}/oauth/revoke`,
+        code_challenge_methods_supported: ['S256'],
+        grant_types_supported: ['authorization_code', 'refresh_token'],
+        token_endpoint_auth_methods_supported: ['none'],
+      });
+    });
+
+    it("the SDK's client: 401 → discovery → registration → consent → PKCE exchange → tools with the token, on /mcp and REST", async () => {
+      const provider = new MemoryProvider();
+      const first = new Client({ name: 'oauth-agent', version: '1.0.0' });
+      await expect(first.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { authProvider: provider }))).rejects.toBeInstanceOf(
+        UnauthorizedError,
+      );
+      expect(provider.info?.client_id).toMatch(/^cli_/);
+      const authUrl = provider.authUrl!;
+      expect(authUrl.searchParams.get('code_challenge_method')).toBe('S256');
+      expect(authUrl.searchParams.get('resource')).toBe(`${s.url}/mcp`);
+
+      const answered = await consent(authUrl.toString(), 'allow');
+      expect(answered.html).toContain('Test Agent');
+      expect(answered.html).toContain(REDIRECT);
+      expect(answered.html).toContain('tasks:write');
+      expect(answered.status).toBe(302);
+      const code = new URL(answered.location!).searchParams.get('code')!;
+      const transport = new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { authProvider: provider });
+      await transport.finishAuth(code);
+      expect(provider.saved).toMatchObject({ token_type: 'Bearer', expires_in: 3600, scope: 'tasks:read tasks:write files:write balance:read' });
+      expect(provider.saved!.access_token).toMatch(/^gga_/);
+
+      const client = new Client({ name: 'oauth-agent', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { authProvider: provider }));
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toEqual(expect.arrayContaining(['create_task', 'upload_file', 'get_balance', 'cancel_task']));
+      const created = (await client.callTool({ name: 'create_task', arguments: { model: 'suno-v6', input: { prompt: 'oauth song' } } })) as any;
+      expect(created.isError, created.content[0].text).toBeFalsy();
+      // Charged to the member's account; the same token works on the REST API.
+      const rest = await s.call('GET', `/api/v1/jobs/recordInfo?taskId=${created.structuredContent.taskId}`, { key: provider.saved!.access_token });
+      expect(rest.status).toBe(200);
+      expect((await s.call('GET', '/api/v1/user/balance', { key: provider.saved!.access_token })).body.data.balance).toBe('4.9100');
+      await client.close();
+
+      // The member sees the grant and its key (named after the client).
+      const grants = await asBrowser(s, member)('GET', '/api/v1/auth/oauth-grants');
+      const grant = grants.body.data.find((g: any) => g.clientId === provider.info!.client_id);
+      expect(grant).toMatchObject({ clientName: 'Test Agent', scopes: ['tasks:read', 'tasks:write', 'files:write', 'balance:read'], revokedAt: null });
+      const keys = await asBrowser(s, member)('GET', '/api/v1/keys');
+      expect(keys.body.data.find((k: any) => k.id === grant.keyId)).toMatchObject({ name: 'OAuth: Test Agent' });
+    });
+
+    it('PKCE: a wrong verifier is refused; the code is used once (a second use revokes what it gave)', async () => {
+      const clientId = await register();
+      const { verifier, challenge } = pkce();
+      const code = await codeFor(clientId, 'tasks:read', challenge);
+      const exchange = (v: string) =>
+        form('/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: clientId, code_verifier: v });
+      const wrong = await exchange(pkce().verifier);
+      expect(wrong).toMatchObject({
+        status: 400,
+        body: { error: 'invalid_grant', error_description: 'code_verifier does not match the code_challenge (S256) of the authorization request' },
+      });
+      const right = await exchange(verifier);
+      expect(right.status).toBe(200);
+      expect(right.headers.get('cache-control')).toBe('no-store');
+      expect((await mcpTools(right.body.access_token)).status).toBe(200);
+      const again = await exchange(verifier);
+      expect(again).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+      expect((await mcpTools(right.body.access_token)).status).toBe(401);
+      const other = await register();
+      expect(
+        (await form('/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: other, code_verifier: verifier })).body.error,
+      ).toBe('invalid_grant');
+    });
+
+    it('scopes limit the token like a key: a tasks:read token lists only read tools and cannot create', async () => {
+      const t = await tokensFor('tasks:read');
+      expect(t.scope).toBe('tasks:read');
+      const { names } = await mcpTools(t.access_token);
+      expect(names).toEqual(['calculate_price', 'get_model', 'get_price_list', 'get_task', 'list_models', 'list_tasks', 'wait_for_task']);
+      const r = await fetch(`${s.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${t.access_token}` },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 2,
+          method: 'tools/call',
+          params: { name: 'create_task', arguments: { model: 'suno-v6', input: { prompt: 'x' } } },
+        }),
+      });
+      const result = ((await r.json()) as any).result;
+      expect(result).toMatchObject({ isError: true, structuredContent: { code: 403, error: 'permission_error' } });
+      expect(result.content[0].text).toBe('this API key lacks the scope tasks:write (it has: tasks:read)');
+      const rest = await s.call('POST', '/api/v1/jobs/createTask', { key: t.access_token, body: { model: 'suno-v6', input: { prompt: 'x' } } });
+      expect(rest.status).toBe(403);
+    });
+
+    it('refresh rotates: the new pair works, a reused refresh token is refused and ends the grant', async () => {
+      const t = await tokensFor('tasks:read balance:read');
+      const refresh = (token: string) => form('/oauth/token', { grant_type: 'refresh_token', refresh_token: token, client_id: t.clientId });
+      const next = await refresh(t.refresh_token);
+      expect(next.status, JSON.stringify(next.body)).toBe(200);
+      expect(next.body.refresh_token).not.toBe(t.refresh_token);
+      expect(next.body.scope).toBe('tasks:read balance:read');
+      expect((await mcpTools(next.body.access_token)).status).toBe(200);
+      const reused = await refresh(t.refresh_token);
+      expect(reused).toMatchObject({
+        status: 400,
+        body: { error: 'invalid_grant', error_description: 'this refresh token was already used; every token of its grant is now revoked' },
+      });
+      expect((await mcpTools(next.body.access_token)).status).toBe(401);
+      expect((await refresh(next.body.refresh_token)).body.error).toBe('invalid_grant');
+      const wider = await tokensFor('tasks:read');
+      expect(
+        (await form('/oauth/token', { grant_type: 'refresh_token', refresh_token: wider.refresh_token, client_id: wider.clientId, scope: 'tasks:write' })).body,
+      ).toMatchObject({ error: 'invalid_scope' });
+    });
+
+    it('revocation answers 401 at once: a revoked access token, and every token of a grant the member revokes', async () => {
+      const a = await tokensFor('tasks:read');
+      expect((await mcpTools(a.access_token)).status).toBe(200);
+      expect((await form('/oauth/revoke', { token: a.access_token })).status).toBe(200);
+      const refused = await mcpTools(a.access_token);
+      expect(refused.status).toBe(401);
+      expect(refused.headers.get('www-authenticate')).toBe(
+        `Bearer resource_metadata="${s.url}/.well-known/oauth-protected-resource/mcp", error="invalid_token"`,
+      );
+      expect(refused.body.error.message).toMatch(/^this access token has been revoked/);
+      expect((await form('/oauth/revoke', { token: 'gga_unknown' })).status).toBe(200);
+
+      const b = await tokensFor('tasks:read balance:read');
+      const grants = (await asBrowser(s, member)('GET', '/api/v1/auth/oauth-grants')).body.data;
+      const grant = grants.find((g: any) => g.clientId === b.clientId);
+      const revoked = await asBrowser(s, member)('POST', `/api/v1/auth/oauth-grants/${grant.id}/revoke`);
+      expect(revoked.status).toBe(200);
+      expect(revoked.body.data.revokedAt).not.toBeNull();
+      expect((await mcpTools(b.access_token)).status).toBe(401);
+      expect((await s.call('GET', '/api/v1/user/balance', { key: b.access_token })).status).toBe(401);
+      expect((await form('/oauth/token', { grant_type: 'refresh_token', refresh_token: b.refresh_token, client_id: b.clientId })).body.error).toBe(
+        'invalid_grant',
+      );
+      const key = (await asBrowser(s, member)('GET', '/api/v1/keys')).body.data.find((k: any) => k.id === grant.keyId);
+      expect(key.revokedAt).not.toBeNull();
+      expect((await asBrowser(s, member)('POST', '/api/v1/auth/oauth-grants/grt_nope/revoke')).status).toBe(404);
+    });
+
+    it('the consent page: deny, a wrong CSRF token, no session, and requests that cannot be answered', async () => {
+      const clientId = await register();
+      const { challenge } = pkce();
+      const q = (extra: Record<string, string> = {}) =>
+        `${s.url}/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', state: 'x', ...extra })}`;
+      const denied = await consent(q(), 'deny');
+      expect(denied.status).toBe(302);
+      expect(Object.fromEntries(new URL(denied.location!).searchParams)).toMatchObject({ error: 'access_denied', state: 'x' });
+      const forged = await consent(q(), 'allow', { csrf: 'forged' });
+      expect(forged.status).toBe(403);
+      expect(forged.body).toContain('wrong CSRF token');
+
+      const anonymous = await fetch(q());
+      expect(anonymous.status).toBe(200);
+      const signIn = await anonymous.text();
+      expect(signIn).toContain('Sign in');
+      expect(signIn).toContain(`href="/?return=${encodeURIComponent('/oauth/authorize?').replace(/%/g, '%')}`);
+      const post = await fetch(`${s.url}/oauth/authorize`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'decision=allow',
+      });
+      expect(post.status).toBe(403);
+
+      const plain = await fetch(q({ code_challenge_method: 'plain' }), { redirect: 'manual', headers: { cookie: member.cookie } });
+      expect(plain.status).toBe(302);
+      expect(new URL(plain.headers.get('location')!).searchParams.get('error')).toBe('invalid_request');
+      const scope = await fetch(q({ scope: 'keys:write' }), { redirect: 'manual', headers: { cookie: member.cookie } });
+      expect(new URL(scope.headers.get('location')!).searchParams.get('error')).toBe('invalid_scope');
+      const elsewhere = await fetch(q({ redirect_uri: 'https://evil.example/cb' }), { redirect: 'manual', headers: { cookie: member.cookie } });
+      expect(elsewhere.status).toBe(400);
+      expect(await elsewhere.text()).toContain('is not one the client registered');
+      const unknown = await fetch(q({ client_id: 'cli_nope' }), { redirect: 'manual' });
+      expect(unknown.status).toBe(400);
+    });
+
+    it('an access token expires after OAUTH_ACCESS_TOKEN_SECONDS (401 naming the refresh); the refresh token gives a working one', async () => {
+      const t = await tokensFor('tasks:read');
+      clock.advance(3600_000 - 1_000);
+      expect((await mcpTools(t.access_token)).status).toBe(200);
+      clock.advance(1_000);
+      const expired = await mcpTools(t.access_token);
+      expect(expired.status).toBe(401);
+      expect(expired.body.error.message).toMatch(/^this access token expired at .*; get a new one with the refresh token/);
+      const next = await form('/oauth/token', { grant_type: 'refresh_token', refresh_token: t.refresh_token, client_id: t.clientId });
+      expect((await mcpTools(next.body.access_token)).status).toBe(200);
+    });
+
+    it('dynamic registration refuses unsafe redirect URIs and unknown grant types', async () => {
+      const bad = await s.call('POST', '/oauth/register', { body: { redirect_uris: ['http://evil.example/cb'] } });
+      expect(bad).toMatchObject({ status: 400, body: { error: 'invalid_redirect_uri' } });
+      expect((await s.call('POST', '/oauth/register', { body: { redirect_uris: ['javascript:alert(1)'] } })).body.error).toBe('invalid_redirect_uri');
+      expect((await s.call('POST', '/oauth/register', { body: {} })).body.error).toBe('invalid_redirect_uri');
+      const grant = await s.call('POST', '/oauth/register', { body: { redirect_uris: [REDIRECT], grant_types: ['client_credentials'] } });
+      expect(grant.body).toMatchObject({
+        error: 'invalid_client_metadata',
+        error_description: 'grant_types may hold only authorization_code, refresh_token (got "client_credentials")',
+      });
+      const ok = await s.call('POST', '/oauth/register', {
+        body: { redirect_uris: ['cursor://anysphere.cursor-mcp/oauth/callback', 'http://localhost:3334/cb'] },
+      });
+      expect(ok).toMatchObject({ status: 201, body: { client_name: 'MCP client', token_endpoint_auth_method: 'none' } });
+      expect((await form('/oauth/token', { grant_type: 'password' })).body.error).toBe('unsupported_grant_type');
+    });
+  });
+}
