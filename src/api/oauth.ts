@@ -63,6 +63,15 @@ export const OAUTH_OPERATIONS: Operation[] = [
   },
   {
     method: 'get',
+    path: '/.well-known/oauth-protected-resource/mcp/agent',
+    id: 'protectedResourceMetadataMcpAgent',
+    tag: 'OAuth',
+    host: 'pricing',
+    summary: 'The metadata of /mcp/agent (its resource is {PRICING_BASE_URL}/mcp/agent), where its 401 points',
+    ok: json('As /.well-known/oauth-protected-resource, with resource ending in /mcp/agent'),
+  },
+  {
+    method: 'get',
     path: '/.well-known/oauth-authorization-server',
     id: 'authorizationServerMetadata',
     tag: 'OAuth',

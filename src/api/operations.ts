@@ -163,15 +163,28 @@ export const OPERATIONS: Operation[] = [
     host: 'pricing',
     summary: 'MCP endpoint (Streamable HTTP, stateless)',
     description:
-      "JSON-RPC 2.0 messages of the Model Context Protocol, with Authorization: Bearer <API key or OAuth access token>. Tools: list_models, get_model, calculate_price, get_price_list, and those the credential's scopes allow: upload_file, create_task, get_task, wait_for_task, list_tasks, cancel_task, get_balance. See docs/mcp.md.",
+      "JSON-RPC 2.0 messages of the Model Context Protocol. Without a credential: list_models, get_model, calculate_price, get_price_list. With Authorization: Bearer <API key or OAuth access token> also the tools the credential's scopes allow: upload_file, create_task, get_task, wait_for_task, list_tasks, cancel_task, get_balance. See docs/mcp.md.",
     body: 'jsonrpc',
     ok: { schema: 'any', description: 'A JSON-RPC answer, as application/json or a text/event-stream of messages' },
     extra: {
       '401': {
         schema: 'any',
-        description: 'No credential, or an invalid, expired or revoked one: WWW-Authenticate: Bearer resource_metadata="..." points to the OAuth metadata',
+        description: 'An invalid, expired or revoked credential: WWW-Authenticate: Bearer resource_metadata="..." points to the OAuth metadata',
       },
     },
+  },
+  {
+    method: 'post',
+    path: '/mcp/agent',
+    id: 'mcpAgent',
+    tag: 'MCP',
+    host: 'pricing',
+    summary: 'MCP for agents that sign in with OAuth (a credential is required)',
+    description:
+      'The tools of /mcp, with a credential only: without one the answer is 401 with WWW-Authenticate: Bearer resource_metadata="{PRICING_BASE_URL}/.well-known/oauth-protected-resource/mcp/agent", which starts an MCP client\'s OAuth sign-in (the MCP authorization specification). See docs/mcp.md.',
+    body: 'jsonrpc',
+    ok: { schema: 'any', description: 'A JSON-RPC answer, as application/json or a text/event-stream of messages' },
+    extra: { '401': { schema: 'any', description: 'No credential, or an invalid, expired or revoked one; WWW-Authenticate points to the OAuth metadata' } },
   },
   {
     method: 'post',
@@ -180,7 +193,7 @@ export const OPERATIONS: Operation[] = [
     tag: 'MCP',
     host: 'pricing',
     summary: 'MCP without a key: the public tools only (models and prices)',
-    description: 'Like /mcp, for clients without a credential: list_models, get_model, calculate_price, get_price_list. Any Authorization header is ignored.',
+    description: 'Like /mcp without a credential: list_models, get_model, calculate_price, get_price_list. Any Authorization header is ignored.',
     body: 'jsonrpc',
     ok: { schema: 'any', description: 'A JSON-RPC answer, as application/json or a text/event-stream of messages' },
   },

@@ -355,14 +355,17 @@ export class OAuth {
     return !!(await trx.selectFrom('oauth_grants').select('id').where('id', '=', grantId).where('client_id', '=', clientId).executeTakeFirst());
   }
 
-  /** The RFC 8707 resource: missing means the MCP endpoint; given, it must be the MCP endpoint (or `expected`). */
-  private checkResource(given: unknown, fail: (msg: string) => OAuthError, expected = this.settings.resource): string {
-    if (given === undefined || given === '') return expected;
+  /**
+   * The RFC 8707 resource: missing means the MCP endpoint; given, it must be one of the MCP
+   * endpoints (`/mcp`, `/mcp/agent`: the same tools, the tokens work on both), or `expected`.
+   */
+  private checkResource(given: unknown, fail: (msg: string) => OAuthError, expected?: string): string {
+    const allowed = expected ? [expected] : [this.settings.resource, `${this.settings.resource}/agent`];
+    if (given === undefined || given === '') return allowed[0]!;
     const norm = (u: string) => u.replace(/\/+$/, '');
-    if (typeof given !== 'string' || norm(given) !== norm(expected)) {
-      throw fail(`resource must be ${expected}, the MCP endpoint these tokens are for (got ${JSON.stringify(given)})`);
-    }
-    return expected;
+    const match = typeof given === 'string' ? allowed.find((a) => norm(a) === norm(given)) : undefined;
+    if (!match) throw fail(`resource must be ${allowed.join(' or ')}, the MCP endpoint these tokens are for (got ${JSON.stringify(given)})`);
+    return match;
   }
 }
 

@@ -121,18 +121,28 @@ for (const dialect of dialects()) {
       expect(unknown.data).toMatchObject({ code: 400, error: 'unsupported_model', data: null });
     });
 
-    it('/mcp without a credential, or with a bad one, answers 401 with the OAuth metadata; a key lacking the scope gets 403 like REST', async () => {
+    it('/mcp serves the public tools without a credential and answers 401 to a bad one; /mcp/agent answers 401 without one; a key lacking the scope gets 403 like REST', async () => {
       const init = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
-      const post = (headers: Record<string, string>) =>
-        fetch(`${s.url}/mcp`, {
+      const post = (headers: Record<string, string>, path = '/mcp') =>
+        fetch(`${s.url}${path}`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
           body: JSON.stringify(init),
         });
-      const none = await post({});
+      const open = await post({});
+      expect(open.status).toBe(200);
+      expect(((await open.json()).result.tools as Array<{ name: string }>).map((t) => t.name).sort()).toEqual([
+        'calculate_price',
+        'get_model',
+        'get_price_list',
+        'list_models',
+      ]);
+      const none = await post({}, '/mcp/agent');
       expect(none.status).toBe(401);
-      expect(none.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${s.config.PRICING_BASE_URL}/.well-known/oauth-protected-resource/mcp"`);
-      expect((await none.json()).error.message).toMatch(/^missing API key: .*\/mcp\/public for the tools that need no key$/);
+      expect(none.headers.get('www-authenticate')).toBe(
+        `Bearer resource_metadata="${s.config.PRICING_BASE_URL}/.well-known/oauth-protected-resource/mcp/agent"`,
+      );
+      expect((await none.json()).error.message).toMatch(/^missing API key: .*\/mcp for the tools that need no key$/);
       const bogus = await post({ authorization: 'Bearer gg_not_a_real_key' });
       expect(bogus.status).toBe(401);
       expect(bogus.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);

@@ -180,6 +180,7 @@ for (const dialect of dialects()) {
         scopes_supported: ['tasks:read', 'tasks:write', 'files:write', 'balance:read'],
       });
       expect((await s.call('GET', '/.well-known/oauth-protected-resource')).body).toEqual(prm);
+      expect((await s.call('GET', '/.well-known/oauth-protected-resource/mcp/agent')).body).toEqual({ ...prm, resource: `${s.url}/mcp/agent` });
       expect((await s.call('GET', '/.well-known/oauth-authorization-server')).body).toMatchObject({
         issuer: s.url,
         authorization_endpoint: `${s.url}/oauth/authorize`,
@@ -192,16 +193,16 @@ for (const dialect of dialects()) {
       });
     });
 
-    it("the SDK's client: 401 → discovery → registration → consent → PKCE exchange → tools with the token, on /mcp and REST", async () => {
+    it("the SDK's client: /mcp/agent's 401 → discovery → registration → consent → PKCE exchange → tools with the token, on /mcp/agent, /mcp and REST", async () => {
       const provider = new MemoryProvider();
       const first = new Client({ name: 'oauth-agent', version: '1.0.0' });
-      await expect(first.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { authProvider: provider }))).rejects.toBeInstanceOf(
+      await expect(first.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp/agent`), { authProvider: provider }))).rejects.toBeInstanceOf(
         UnauthorizedError,
       );
       expect(provider.info?.client_id).toMatch(/^cli_/);
       const authUrl = provider.authUrl!;
       expect(authUrl.searchParams.get('code_challenge_method')).toBe('S256');
-      expect(authUrl.searchParams.get('resource')).toBe(`${s.url}/mcp`);
+      expect(authUrl.searchParams.get('resource')).toBe(`${s.url}/mcp/agent`);
 
       const answered = await consent(authUrl.toString(), 'allow');
       expect(answered.html).toContain('Test Agent');
@@ -209,13 +210,13 @@ for (const dialect of dialects()) {
       expect(answered.html).toContain('tasks:write');
       expect(answered.status).toBe(302);
       const code = new URL(answered.location!).searchParams.get('code')!;
-      const transport = new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { authProvider: provider });
+      const transport = new StreamableHTTPClientTransport(new URL(`${s.url}/mcp/agent`), { authProvider: provider });
       await transport.finishAuth(code);
       expect(provider.saved).toMatchObject({ token_type: 'Bearer', expires_in: 3600, scope: 'tasks:read tasks:write files:write balance:read' });
       expect(provider.saved!.access_token).toMatch(/^gga_/);
 
       const client = new Client({ name: 'oauth-agent', version: '1.0.0' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { authProvider: provider }));
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp/agent`), { authProvider: provider }));
       const names = (await client.listTools()).tools.map((t) => t.name);
       expect(names).toEqual(expect.arrayContaining(['create_task', 'upload_file', 'get_balance', 'cancel_task']));
       const created = (await client.callTool({ name: 'create_task', arguments: { model: 'suno-v6', input: { prompt: 'oauth song' } } })) as any;

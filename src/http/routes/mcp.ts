@@ -14,21 +14,30 @@ const BOTH = 'application/json, text/event-stream';
 /**
  * /mcp on the pricing address (one port serves both; PRICING_BASE_URL advertises it): MCP over
  * Streamable HTTP, stateless. Every POST gets a fresh server and transport, so requests may land
- * on any process. /mcp needs a credential (an API key or an OAuth access token; 401 with the
- * OAuth metadata's address otherwise, decision 2202) and lists the tools its scopes allow;
- * /mcp/public serves the public tools without one.
+ * on any process (decision 2202):
+ * - /mcp serves the public tools without a credential (the pricing host's endpoint of the spec)
+ *   and, with an API key or an OAuth access token, the tools its scopes allow; a credential that
+ *   is invalid, expired or revoked answers 401 with the OAuth metadata's address;
+ * - /mcp/agent is the same endpoint for agents that sign in with OAuth: without a credential it
+ *   answers 401 with the metadata's address (the MCP authorization specification), so the
+ *   agent's client starts the sign-in;
+ * - /mcp/public serves the public tools whatever it is sent.
  */
 export function registerMcpRoutes(app: FastifyInstance, services: Services) {
-  app.post('/mcp', async (req, reply) => {
+  const keyed = (path: '/mcp' | '/mcp/agent') => async (req: FastifyRequest, reply: FastifyReply) => {
+    const given = req.headers.authorization !== undefined && req.headers.authorization !== '';
+    if (!given && path === '/mcp') return serve(services, req, reply, null);
     let principal: Principal;
     try {
       principal = await services.auth.authenticate(req.headers.authorization, null);
     } catch (e) {
       if (!(e instanceof AppError) || e.kind !== 'unauthenticated') throw e;
-      return unauthorized(services, req, reply, e.message);
+      return unauthorized(services, path, req, reply, e.message);
     }
     await serve(services, req, reply, principal);
-  });
+  };
+  app.post('/mcp', keyed('/mcp'));
+  app.post('/mcp/agent', keyed('/mcp/agent'));
   app.post('/mcp/public', async (req, reply) => serve(services, req, reply, null));
   const notAllowed = async (_req: unknown, reply: FastifyReply) => reply.code(405).header('allow', 'POST').send(NOT_ALLOWED);
   app.get('/mcp', notAllowed);
@@ -36,10 +45,11 @@ export function registerMcpRoutes(app: FastifyInstance, services: Services) {
 }
 
 /** 401 with where the OAuth metadata is (RFC 9728 §5.1), so an MCP client can sign in; the JSON-RPC error says how to send a key. */
-function unauthorized(services: Services, req: FastifyRequest, reply: FastifyReply, why: string) {
+function unauthorized(services: Services, path: string, req: FastifyRequest, reply: FastifyReply, why: string) {
   const given = req.headers.authorization !== undefined && req.headers.authorization !== '';
-  const challenge = `Bearer resource_metadata="${resourceMetadataUrl(services)}"${given ? ', error="invalid_token"' : ''}`;
-  const message = `${why}. Send Authorization: Bearer <API key or OAuth access token> (OAuth: see ${resourceMetadataUrl(services)}), or use ${services.config.PRICING_BASE_URL}/mcp/public for the tools that need no key`;
+  const metadata = resourceMetadataUrl(services, path);
+  const challenge = `Bearer resource_metadata="${metadata}"${given ? ', error="invalid_token"' : ''}`;
+  const message = `${why}. Send Authorization: Bearer <API key or OAuth access token> (OAuth: see ${metadata}), or send no credential to ${services.config.PRICING_BASE_URL}/mcp for the tools that need no key`;
   return reply
     .code(401)
     .header('www-authenticate', challenge)

@@ -13,8 +13,8 @@ const HTML = 'text/html; charset=utf-8';
 const BODY_LIMIT = 64 * 1024;
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
-/** Where the metadata of the MCP endpoint is (RFC 9728 §3.1: the well-known path with the resource's path appended). */
-export const resourceMetadataUrl = (services: Services) => `${services.config.PRICING_BASE_URL}/.well-known/oauth-protected-resource/mcp`;
+/** Where the metadata of an MCP endpoint (`/mcp` or `/mcp/agent`) is (RFC 9728 §3.1: the well-known path with the resource's path appended). */
+export const resourceMetadataUrl = (services: Services, path = '/mcp') => `${services.config.PRICING_BASE_URL}/.well-known/oauth-protected-resource${path}`;
 
 /**
  * GenGate as the OAuth 2.1 authorization server of its MCP endpoint (decision 2202): the RFC 9728
@@ -25,14 +25,16 @@ export function registerOAuthRoutes(app: FastifyInstance, services: Services) {
   const { config, oauth } = services;
   const issuer = config.PUBLIC_BASE_URL;
   const open = { config: { cors: 'public' as const } };
-  const resourceMetadata = {
-    resource: oauth.settings.resource,
+  const metadataOf = (resource: string) => ({
+    resource,
     authorization_servers: [issuer],
     scopes_supported: [...OAUTH_SCOPES],
     bearer_methods_supported: ['header'],
     resource_name: 'GenGate MCP',
     resource_documentation: `${issuer}/docs`,
-  };
+  });
+  const resourceMetadata = metadataOf(oauth.settings.resource);
+  const agentMetadata = metadataOf(`${oauth.settings.resource}/agent`);
   const serverMetadata = {
     issuer,
     authorization_endpoint: `${issuer}/oauth/authorize`,
@@ -50,6 +52,7 @@ export function registerOAuthRoutes(app: FastifyInstance, services: Services) {
   };
   app.get('/.well-known/oauth-protected-resource', open, async () => resourceMetadata);
   app.get('/.well-known/oauth-protected-resource/mcp', open, async () => resourceMetadata);
+  app.get('/.well-known/oauth-protected-resource/mcp/agent', open, async () => agentMetadata);
   app.get('/.well-known/oauth-authorization-server', open, async () => serverMetadata);
 
   app.register(async (scope) => {
