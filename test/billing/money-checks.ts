@@ -1,0 +1,63 @@
+import { expect } from 'vitest';
+import type { TestServer } from '../helpers/server.js';
+import { expectLedgerInvariant } from '../tasks/support.js';
+
+/**
+ * Every key's spend counters (`key_spend`) agree with the ledger: the running total with all of the
+ * key's entries, each UTC day and month with the charges made in it less their refunds, whenever
+ * those came (decision 1902).
+ */
+export async function expectSpendMatchesLedger(s: TestServer): Promise<void> {
+  const { db } = s.services.database;
+  const entries = await db
+    .selectFrom('ledger_entries')
+    .select(['task_id', 'kind', 'key_id', 'amount_micros', 'created_at'])
+    .where('key_id', 'is not', null)
+    .execute();
+  const chargedAt = new Map(entries.filter((e) => e.kind === 'charge').map((e) => [e.task_id, Number(e.created_at)]));
+  const expected = new Map<string, number>();
+  for (const e of entries) {
+    const at = new Date(chargedAt.get(e.task_id)!);
+    const day = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate());
+    const month = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1);
+    for (const k of [`${e.key_id} total 0`, `${e.key_id} day ${day}`, `${e.key_id} month ${month}`])
+      expected.set(k, (expected.get(k) ?? 0) - Number(e.amount_micros));
+  }
+  const rows = await db.selectFrom('key_spend').selectAll().execute();
+  const actual = new Map(rows.map((r) => [`${r.key_id} ${r.period} ${Number(r.starts_at)}`, Number(r.spent_micros)]));
+  expect(actual).toEqual(expected);
+  // Spend is kept for API keys only: a member's session spends without a key (docs/accounts.md, Usage).
+  const keys = new Set((await db.selectFrom('api_keys').select('id').execute()).map((k) => k.id));
+  for (const r of rows) expect(keys.has(r.key_id), `key_spend row of ${r.key_id}, which is not an API key`).toBe(true);
+}
+
+/**
+ * The money invariants of the brief, read through the real API where there is one: every balance is
+ * the sum of its entries and never negative; key spend counters agree with the ledger; the money
+ * report (GET /admin/v1/report, today included) reconciles with the sum of the balances; and every
+ * account's usage (GET /admin/v1/accounts/ID/usage, by day, model and key) nets to its charges
+ * less refunds, the three groupings agreeing.
+ */
+export async function expectMoneyInvariant(s: TestServer, adminToken: string): Promise<void> {
+  await expectLedgerInvariant(s.services.database);
+  await expectSpendMatchesLedger(s);
+  const admin = (path: string) => s.call('GET', path, { headers: { authorization: `Bearer ${adminToken}` } });
+  const { db } = s.services.database;
+  const report = await admin('/admin/v1/report');
+  expect(report.status, JSON.stringify(report.body)).toBe(200);
+  const rec = report.body.data.reconciliation;
+  expect(rec.reconciled, JSON.stringify(rec)).toBe(true);
+  const balances = (await db.selectFrom('accounts').select('balance_micros').execute()).reduce((t, a) => t + Number(a.balance_micros), 0);
+  expect(Math.round(Number(rec.balancesNow) * 1e6)).toBe(balances);
+  const accounts = await db.selectFrom('accounts').select('id').execute();
+  for (const { id } of accounts) {
+    const rows = await db.selectFrom('ledger_entries').select(['kind', 'amount_micros']).where('account_id', '=', id).execute();
+    const spent = -rows.filter((r) => ['charge', 'refund', 'partial_refund'].includes(r.kind)).reduce((t, r) => t + Number(r.amount_micros), 0);
+    for (const group of ['day', 'model', 'key']) {
+      const u = await admin(`/admin/v1/accounts/${id}/usage?group=${group}`);
+      expect(u.status, JSON.stringify(u.body)).toBe(200);
+      expect(u.body.data.total.spentMicros, `usage by ${group} of ${id}`).toBe(spent);
+      expect((u.body.data.rows as Array<{ spentMicros: number }>).reduce((t, r) => t + r.spentMicros, 0)).toBe(spent);
+    }
+  }
+}

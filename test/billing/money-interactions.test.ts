@@ -1,0 +1,230 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dialects } from '../helpers/db.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { FAST, create, eventually, settle, taskEntries } from '../tasks/support.js';
+import { asBrowser, signedIn } from '../members/support.js';
+import { SECRET_KEY, WEBHOOK_SECRET, completed, deliver, disputed, refunded, startFakeStripe } from '../fakes/stripe.js';
+import { formatUsd } from '../../src/billing/index.js';
+import { KIE_CASES } from '../catalog/kie-cases.js';
+import { expectMoneyInvariant, expectSpendMatchesLedger } from './money-checks.js';
+
+const ADMIN = 'admin-token-for-money-review-0123';
+/** 0.060 USD. */
+const IMAGE = { model: 'nano-banana-2', input: { prompt: 'a red fox', resolution: '2K' } };
+const PRICE = 60_000;
+const PASSWORD = 'a long enough password 1';
+
+/**
+ * Where the money features meet (the cross-feature review): key budgets and their counters (1902),
+ * cancel (1901), card top-ups, refunds and disputes (1904), low-balance alerts (1905), usage and the
+ * money report (1906), member sessions (1903, 1907), the kie.ai and Suno faces (0402, 0404). Every
+ * test ends with the invariants of test/billing/money-checks.ts.
+ */
+describe.each(dialects())('money across features on %s', (dialect) => {
+  let s: TestServer;
+  let stripe: Awaited<ReturnType<typeof startFakeStripe>>;
+  const admin = (method: string, path: string, body?: unknown) => s.call(method, `/admin/v1${path}`, { body, headers: { authorization: `Bearer ${ADMIN}` } });
+  const post = (key: string, body: unknown = IMAGE) => s.call('POST', '/api/v1/jobs/createTask', { key, body });
+  const balance = (id: string) => s.services.accounts.balanceMicros(id);
+  const budgetKey = async (accountId: string, amount: string, period: string) => {
+    const r = await admin('POST', `/accounts/${accountId}/keys`, { budget: { amount, period } });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    return { id: r.body.data.key.id as string, key: r.body.data.apiKey as string };
+  };
+  const keyView = async (accountId: string, keyId: string) => ((await admin('GET', `/accounts/${accountId}/keys`)).body.data as any[]).find((k) => k.id === keyId);
+  const usage = async (accountId: string, group: string) => {
+    const r = await admin('GET', `/accounts/${accountId}/usage?group=${group}`);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    return r.body.data;
+  };
+  const alertEvents = (accountId: string) =>
+    s.services.database.db.selectFrom('account_events').select(['id', 'channel', 'body']).where('account_id', '=', accountId).where('channel', '=', 'webhook').execute();
+  const armed = async (accountId: string) =>
+    Number((await s.services.database.db.selectFrom('accounts').select('alert_armed').where('id', '=', accountId).executeTakeFirstOrThrow()).alert_armed) === 1;
+  const setAlert = async (key: string, levelMicros: number) => {
+    const r = await s.call('PUT', '/api/v1/account/alert', { key, body: { level: formatUsd(levelMicros, 6), url: 'http://127.0.0.1:9/hook' } });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+  };
+  const card = async (usd: string) => {
+    const c = await s.account(0);
+    const r = await s.call('POST', '/api/v1/topups', { key: c.key, body: { amount: usd } });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const session = stripe.session(r.body.data.sessionId);
+    expect((await deliver(s.url, completed(session))).body.outcome).toBe('credited');
+    return { ...c, session };
+  };
+
+  beforeAll(async () => {
+    stripe = await startFakeStripe();
+    // The engine is off until a test starts it: tasks stay `waiting`, so cancels are the waiting path.
+    s = await startServer(dialect, {
+      ...FAST,
+      ADMIN_TOKEN: ADMIN,
+      STRIPE_SECRET_KEY: SECRET_KEY,
+      STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
+      STRIPE_API_BASE: stripe.url,
+      TOPUP_MIN: '5',
+      TOPUP_MAX: '500',
+      ALLOW_PRIVATE_NETWORK: 'true',
+    });
+  });
+  afterAll(async () => {
+    await s?.close();
+    await stripe?.close();
+  });
+
+  it("a member's session spends without a key: the ledger, usage by key and the spend counters name no key", async () => {
+    const a = await s.account(1);
+    await s.services.members.create(a.id, `owner-${dialect}@example.com`, 'owner', PASSWORD);
+    const b = await signedIn(await s.call('POST', '/api/v1/auth/signin', { body: { email: `owner-${dialect}@example.com`, password: PASSWORD } }));
+    const browser = asBrowser(s, b);
+    const r = await browser('POST', '/api/v1/jobs/createTask', { body: IMAGE });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const charge = await s.services.database.db
+      .selectFrom('ledger_entries')
+      .select(['key_id', 'model'])
+      .where('task_id', '=', r.body.data.taskId)
+      .executeTakeFirstOrThrow();
+    expect(charge).toEqual({ key_id: null, model: 'nano-banana-2' });
+    const byKey = await usage(a.id, 'key');
+    expect(byKey.rows).toEqual([expect.objectContaining({ keyId: null, keyName: null, spentMicros: PRICE })]);
+    // A cancel through the session refunds to the same (no) key.
+    const c = await browser('POST', '/api/v1/jobs/cancel', { body: { taskId: r.body.data.taskId } });
+    expect(c.status, JSON.stringify(c.body)).toBe(200);
+    expect((await usage(a.id, 'key')).total.spentMicros).toBe(0);
+    await expectMoneyInvariant(s, ADMIN);
+  });
+
+  it('cancel of a waiting task of a day-budget key: the budget gets the price back once, usage nets it, the report reconciles', async () => {
+    const a = await s.account(1);
+    const k = await budgetKey(a.id, '0.12', 'day');
+    const t1 = await create(s, k.key, IMAGE.model, IMAGE.input);
+    const t2 = await create(s, k.key, IMAGE.model, IMAGE.input);
+    expect((await post(k.key)).status).toBe(402); // the budget is spent
+    // Two concurrent cancels and the engine's refund path on the same task: one refund.
+    const [c1, c2] = await Promise.all([
+      s.call('POST', '/api/v1/jobs/cancel', { key: k.key, body: { taskId: t1 } }),
+      s.call('POST', '/api/v1/jobs/cancel', { key: k.key, body: { taskId: t1 } }),
+      s.services.database.tx((trx) => s.services.ledger.refund(trx, t1, 'refund', 'engine failure (test)')),
+    ]);
+    expect([c1!.status, c2!.status].sort()).toEqual([200, 409]);
+    expect(await taskEntries(s, t1)).toEqual({ charge: -PRICE, refund: PRICE });
+    expect(await keyView(a.id, k.id)).toMatchObject({ spentMicros: PRICE, remaining: '0.0600' });
+    expect(await balance(a.id)).toBe(1_000_000 - PRICE);
+    // The price came back to the budget once: one more create passes, the next is refused.
+    const t3 = await create(s, k.key, IMAGE.model, IMAGE.input);
+    const refused = await post(k.key);
+    expect(refused.status).toBe(402);
+    expect(refused.body.msg).toContain('budget');
+    const byKey = await usage(a.id, 'key');
+    expect(byKey.rows).toEqual([expect.objectContaining({ keyId: k.id, charged: '0.180000', refunded: '0.060000', spentMicros: 2 * PRICE, tasks: 3 })]);
+    expect(byKey.total.spentMicros).toBe(2 * PRICE);
+    expect([t2, t3].every(Boolean)).toBe(true);
+    await expectMoneyInvariant(s, ADMIN);
+  });
+
+  it('a charge that crosses the alert level while a budget refuses other concurrent creates: one alert, none from the refusals', async () => {
+    const a = await s.account(0.3);
+    const k = await budgetKey(a.id, '0.06', 'total');
+    // Balance 0.30; the level 0.15 is crossed by the third charge.
+    await setAlert(a.key, 150_000);
+    const results = await Promise.all([
+      ...Array.from({ length: 6 }, () => post(k.key)),
+      ...Array.from({ length: 4 }, () => post(a.key)),
+    ]);
+    const statuses = results.map((r) => r.status);
+    expect(statuses.filter((x) => x === 200)).toHaveLength(5);
+    expect(statuses.filter((x) => x === 402)).toHaveLength(5);
+    expect(await balance(a.id)).toBe(300_000 - 5 * PRICE);
+    expect(await alertEvents(a.id)).toHaveLength(1);
+    expect(await armed(a.id)).toBe(false);
+    // A refused create (balance 0 now) fires nothing either.
+    expect((await post(a.key)).status).toBe(402);
+    expect(await alertEvents(a.id)).toHaveLength(1);
+    await expectMoneyInvariant(s, ADMIN);
+  });
+
+  it('a Stripe refund that crosses the level fires the alert (a debit, decision 1905); the next card top-up re-arms it', async () => {
+    const c = await card('10');
+    await setAlert(c.key, 5_000_000);
+    expect(await armed(c.id)).toBe(true);
+    // 6 USD of the 10 refunded: the balance falls to 4, below the level.
+    expect((await deliver(s.url, refunded(c.session, 600))).body.outcome).toBe('reversal_applied');
+    expect(await balance(c.id)).toBe(4_000_000);
+    const events = await alertEvents(c.id);
+    expect(events).toHaveLength(1);
+    expect(JSON.parse(events[0]!.body)).toMatchObject({ type: 'balance.low', balance: '4.0000', level: '5.0000' });
+    // The same refund again (a replay) moves nothing and sends nothing.
+    expect((await deliver(s.url, refunded(c.session, 600))).body.outcome).toBe('duplicate');
+    expect(await alertEvents(c.id)).toHaveLength(1);
+    // A second card top-up lifts the balance above the level: armed again, and the next fall alerts again.
+    const r = await s.call('POST', '/api/v1/topups', { key: c.key, body: { amount: '5' } });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect((await deliver(s.url, completed(stripe.session(r.body.data.sessionId)))).body.outcome).toBe('credited');
+    expect(await armed(c.id)).toBe(true);
+    await admin('POST', `/accounts/${c.id}/adjustments`, { amount: '-4.5', reason: 'review: a debit below the level' });
+    expect(await alertEvents(c.id)).toHaveLength(2);
+    await expectMoneyInvariant(s, ADMIN);
+  });
+
+  it('a dispute larger than the balance: the balance stops at zero, the remainder is unpaid in the report, which reconciles', async () => {
+    const c = await card('5');
+    const k = await budgetKey(c.id, '1', 'month');
+    const t = await create(s, k.key, IMAGE.model, IMAGE.input);
+    expect((await deliver(s.url, disputed(c.session, 500))).body.outcome).toBe('reversal_applied');
+    expect(await balance(c.id)).toBe(0);
+    const reversal = await s.services.database.db.selectFrom('topup_reversals').selectAll().where('payment_intent', '=', c.session.paymentIntent).executeTakeFirstOrThrow();
+    expect(Number(reversal.debited_micros)).toBe(5_000_000 - PRICE);
+    expect(Number(reversal.unpaid_micros)).toBe(PRICE);
+    const report = (await admin('GET', '/report')).body.data;
+    expect(Number(report.total.stripe.unpaid)).toBeGreaterThanOrEqual(PRICE / 1e6);
+    expect(report.reconciliation.reconciled).toBe(true);
+    // The task still running is cancelled: the refund lands on a zero balance, the key's budget gets it back.
+    const cancel = await s.call('POST', '/api/v1/jobs/cancel', { key: k.key, body: { taskId: t } });
+    expect(cancel.status, JSON.stringify(cancel.body)).toBe(200);
+    expect(await balance(c.id)).toBe(PRICE);
+    expect(await keyView(c.id, k.id)).toMatchObject({ spentMicros: 0 });
+    // The usage is the tasks only: the dispute is not spend.
+    expect((await usage(c.id, 'model')).total.spentMicros).toBe(0);
+    await expectMoneyInvariant(s, ADMIN);
+  });
+
+  it('a task made through the Suno endpoint or under a kie.ai model id is charged under the canonical model id', async () => {
+    const a = await s.account(5);
+    const k = await budgetKey(a.id, '5', 'month');
+    const suno = await s.call('POST', '/api/v1/generate', {
+      key: k.key,
+      body: { prompt: 'a calm song about the sea', customMode: false, instrumental: false, model: 'V4_5', callBackUrl: '' },
+    });
+    expect(suno.status, JSON.stringify(suno.body)).toBe(200);
+    const alias = KIE_CASES.find((c) => c.kie !== c.model && !/(edit|image-to|video-to|reference)/.test(c.kie) && !JSON.stringify(c.sent).includes('http'))!;
+    const kie = await post(k.key, { model: alias.kie, input: alias.sent, callBackUrl: '' });
+    expect(kie.status, JSON.stringify(kie.body)).toBe(200);
+    const models = (await usage(a.id, 'model')).rows.map((r: { model: string }) => r.model).sort();
+    const ids = await s.services.database.db.selectFrom('tasks').select(['id', 'model']).where('account_id', '=', a.id).execute();
+    // The ledger's model is the task's model, which is a catalog id.
+    expect(models).toEqual(ids.map((t) => t.model).sort());
+    for (const m of models) expect(s.services.catalog.models.map((x: { id: string }) => x.id)).toContain(m);
+    expect(models).toEqual(['suno-v6', alias.model].sort());
+    await expectSpendMatchesLedger(s);
+    await expectMoneyInvariant(s, ADMIN);
+  });
+
+  it('automatic length with a month budget: the partial refund gives the budget back, usage by model and key net it', async () => {
+    s.services.engine.start();
+    const a = await s.account(10);
+    const k = await budgetKey(a.id, '5', 'month');
+    const id = await create(s, k.key, 'seedance-2.5', { prompt: 'how long?', duration: 'auto', resolution: '480p' });
+    const done = await settle(s, k.key, id);
+    expect(done.state).toBe('success');
+    const entries = await taskEntries(s, id);
+    expect(entries.charge).toBe(-3_750_000);
+    const final = 3_750_000 - entries.partial_refund!;
+    expect(entries.partial_refund).toBeGreaterThan(0);
+    expect(await keyView(a.id, k.id)).toMatchObject({ spentMicros: final });
+    expect((await usage(a.id, 'model')).rows).toEqual([expect.objectContaining({ model: 'seedance-2.5', spentMicros: final })]);
+    expect((await usage(a.id, 'key')).rows).toEqual([expect.objectContaining({ keyId: k.id, spentMicros: final })]);
+    await eventually(async () => (await s.services.database.db.selectFrom('tasks').select('state').where('state', 'in', ['waiting', 'queuing', 'generating']).execute()).length === 0);
+    await expectMoneyInvariant(s, ADMIN);
+  });
+});
