@@ -52,7 +52,7 @@ export async function expectMoneyInvariant(s: TestServer, adminToken: string): P
   const accounts = await db.selectFrom('accounts').select('id').execute();
   for (const { id } of accounts) {
     const rows = await db.selectFrom('ledger_entries').select(['kind', 'amount_micros']).where('account_id', '=', id).execute();
-    const spent = -rows.filter((r) => ['charge', 'refund', 'partial_refund'].includes(r.kind)).reduce((t, r) => t + Number(r.amount_micros), 0);
+    const spent = rows.filter((r) => ['charge', 'refund', 'partial_refund'].includes(r.kind)).reduce((t, r) => t - Number(r.amount_micros), 0);
     for (const group of ['day', 'model', 'key']) {
       const u = await admin(`/admin/v1/accounts/${id}/usage?group=${group}`);
       expect(u.status, JSON.stringify(u.body)).toBe(200);
