@@ -10,6 +10,7 @@ import { startKieFake } from '../fakes/kie.js';
 import { upload } from '../files/support.js';
 import { FAST, MovableClock, create, eventually, expectLedgerInvariant, fetchFile, info, resultUrls, settle, taskEntries } from '../tasks/support.js';
 import { useUpstreamKit } from './helpers.js';
+import { expectMoneyInvariant } from '../billing/money-checks.js';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'gengate-kie-'));
 type Fake = Awaited<ReturnType<typeof startKieFake>>;
@@ -184,6 +185,11 @@ describe.each(dialects())('kie routes end to end on %s', (dialect) => {
     const metrics = await (await fetch(`${s.url}/metrics`)).text();
     expect(metrics).toContain('gengate_route_credit_low{route="kie-poor-wan",model="wan-2.7",backend="kie"} 1');
     expect(metrics).toContain('gengate_route_upstream_credit{route="kie-poor-wan",model="wan-2.7",backend="kie"} 5');
+  });
+
+  it('money: after every failure, cancel and success above, the balances, key spend, usage and the money report agree', async () => {
+    await eventually(async () => (await s.services.database.db.selectFrom('tasks').select('id').where('state', 'in', ['waiting', 'queuing', 'generating']).execute()).length === 0);
+    await expectMoneyInvariant(s);
   });
 });
 
