@@ -32,6 +32,9 @@ describe.each(dialects())('money across features on %s', (dialect) => {
     return { id: r.body.data.key.id as string, key: r.body.data.apiKey as string };
   };
   const keyView = async (accountId: string, keyId: string) => ((await admin('GET', `/accounts/${accountId}/keys`)).body.data as any[]).find((k) => k.id === keyId);
+  /** The account's first key (made with the account: "key 1"). */
+  const firstKey = async (accountId: string) =>
+    ((await admin('GET', `/accounts/${accountId}/keys`)).body.data as Array<{ id: string; name: string }>).find((k) => k.name === 'key 1')!;
   const usage = async (accountId: string, group: string) => {
     const r = await admin('GET', `/accounts/${accountId}/usage?group=${group}`);
     expect(r.status, JSON.stringify(r.body)).toBe(200);
@@ -92,6 +95,49 @@ describe.each(dialects())('money across features on %s', (dialect) => {
     const c = await browser('POST', '/api/v1/jobs/cancel', { body: { taskId: r.body.data.taskId } });
     expect(c.status, JSON.stringify(c.body)).toBe(200);
     expect((await usage(a.id, 'key')).total.spentMicros).toBe(0);
+    await expectMoneyInvariant(s, ADMIN);
+  });
+
+  it("a session opened with a budgeted key spends that key's budget; the owner's session beside it spends no key's", async () => {
+    const a = await s.account(1);
+    const made = await admin('POST', `/accounts/${a.id}/keys`, { scopes: ['tasks:write', 'tasks:read', 'balance:read'], budget: { amount: '0.06', period: 'day' } });
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+    const keyId = made.body.data.key.id as string;
+    const viaKey = asBrowser(s, await signedIn(await s.call('POST', '/api/v1/auth/signin/key', { body: { apiKey: made.body.data.apiKey } })));
+    expect((await viaKey('POST', '/api/v1/jobs/createTask', { body: IMAGE })).status).toBe(200);
+    const over = await viaKey('POST', '/api/v1/jobs/createTask', { body: IMAGE });
+    expect(over.status, JSON.stringify(over.body)).toBe(402);
+    expect(over.body.msg).toContain('budget');
+    expect(await keyView(a.id, keyId)).toMatchObject({ spentMicros: PRICE, remaining: '0.0000' });
+    await s.services.members.create(a.id, `boss-${dialect}@example.com`, 'owner', PASSWORD);
+    const owner = asBrowser(s, await signedIn(await s.call('POST', '/api/v1/auth/signin', { body: { email: `boss-${dialect}@example.com`, password: PASSWORD } })));
+    expect((await owner('POST', '/api/v1/jobs/createTask', { body: IMAGE })).status).toBe(200);
+    expect(await keyView(a.id, keyId)).toMatchObject({ spentMicros: PRICE });
+    const byKey = (await usage(a.id, 'key')).rows.map((r: { keyId: string | null; spentMicros: number }) => [r.keyId, r.spentMicros]);
+    expect(byKey.sort()).toEqual([[keyId, PRICE], [null, PRICE]].sort());
+    await expectMoneyInvariant(s, ADMIN);
+  });
+
+  it('a key made by a key through /api/v1/keys with a budget: its spend, its refunds and a budget change by its maker stay exact', async () => {
+    const a = await s.account(1);
+    const child = await s.call('POST', '/api/v1/keys', { key: a.key, body: { name: 'ci', budget: { amount: '0.06', period: 'month' } } });
+    expect(child.status, JSON.stringify(child.body)).toBe(200);
+    const c = { id: child.body.data.key.id as string, key: child.body.data.apiKey as string };
+    const t = await create(s, c.key, IMAGE.model, IMAGE.input);
+    expect((await post(c.key)).status).toBe(402);
+    // The maker raises the budget: the spend so far counts against the new one.
+    const raised = await s.call('POST', `/api/v1/keys/${c.id}`, { key: a.key, body: { budget: { amount: '0.12' } } });
+    expect(raised.status, JSON.stringify(raised.body)).toBe(200);
+    expect(raised.body.data).toMatchObject({ spentMicros: PRICE, remaining: '0.0600' });
+    await create(s, c.key, IMAGE.model, IMAGE.input);
+    expect((await post(c.key)).status).toBe(402);
+    // The maker cancels the child's task (same account): the refund goes back to the child's budget.
+    expect((await s.call('POST', '/api/v1/jobs/cancel', { key: a.key, body: { taskId: t } })).status).toBe(200);
+    const list = await s.call('GET', '/api/v1/keys', { key: a.key });
+    expect(list.body.data.find((k: { id: string }) => k.id === c.id)).toMatchObject({ spentMicros: PRICE, remaining: '0.0600' });
+    // Revoking the maker revokes the child; its spend stays on the record.
+    expect((await admin('POST', `/keys/${(await firstKey(a.id)).id}/revoke`)).status).toBe(200);
+    expect((await post(c.key)).status).toBe(401);
     await expectMoneyInvariant(s, ADMIN);
   });
 
