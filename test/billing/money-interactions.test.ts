@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
@@ -31,7 +32,8 @@ describe.each(dialects())('money across features on %s', (dialect) => {
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     return { id: r.body.data.key.id as string, key: r.body.data.apiKey as string };
   };
-  const keyView = async (accountId: string, keyId: string) => ((await admin('GET', `/accounts/${accountId}/keys`)).body.data as any[]).find((k) => k.id === keyId);
+  const keyView = async (accountId: string, keyId: string) =>
+    ((await admin('GET', `/accounts/${accountId}/keys`)).body.data as any[]).find((k) => k.id === keyId);
   /** The account's first key (made with the account: "key 1"). */
   const firstKey = async (accountId: string) =>
     ((await admin('GET', `/accounts/${accountId}/keys`)).body.data as Array<{ id: string; name: string }>).find((k) => k.name === 'key 1')!;
@@ -41,7 +43,12 @@ describe.each(dialects())('money across features on %s', (dialect) => {
     return r.body.data;
   };
   const alertEvents = (accountId: string) =>
-    s.services.database.db.selectFrom('account_events').select(['id', 'channel', 'body']).where('account_id', '=', accountId).where('channel', '=', 'webhook').execute();
+    s.services.database.db
+      .selectFrom('account_events')
+      .select(['id', 'channel', 'body'])
+      .where('account_id', '=', accountId)
+      .where('channel', '=', 'webhook')
+      .execute();
   const armed = async (accountId: string) =>
     Number((await s.services.database.db.selectFrom('accounts').select('alert_armed').where('id', '=', accountId).executeTakeFirstOrThrow()).alert_armed) === 1;
   const setAlert = async (key: string, levelMicros: number) => {
@@ -100,7 +107,10 @@ describe.each(dialects())('money across features on %s', (dialect) => {
 
   it("a session opened with a budgeted key spends that key's budget; the owner's session beside it spends no key's", async () => {
     const a = await s.account(1);
-    const made = await admin('POST', `/accounts/${a.id}/keys`, { scopes: ['tasks:write', 'tasks:read', 'balance:read'], budget: { amount: '0.06', period: 'day' } });
+    const made = await admin('POST', `/accounts/${a.id}/keys`, {
+      scopes: ['tasks:write', 'tasks:read', 'balance:read'],
+      budget: { amount: '0.06', period: 'day' },
+    });
     expect(made.status, JSON.stringify(made.body)).toBe(200);
     const keyId = made.body.data.key.id as string;
     const viaKey = asBrowser(s, await signedIn(await s.call('POST', '/api/v1/auth/signin/key', { body: { apiKey: made.body.data.apiKey } })));
@@ -110,11 +120,19 @@ describe.each(dialects())('money across features on %s', (dialect) => {
     expect(over.body.msg).toContain('budget');
     expect(await keyView(a.id, keyId)).toMatchObject({ spentMicros: PRICE, remaining: '0.0000' });
     await s.services.members.create(a.id, `boss-${dialect}@example.com`, 'owner', PASSWORD);
-    const owner = asBrowser(s, await signedIn(await s.call('POST', '/api/v1/auth/signin', { body: { email: `boss-${dialect}@example.com`, password: PASSWORD } })));
+    const owner = asBrowser(
+      s,
+      await signedIn(await s.call('POST', '/api/v1/auth/signin', { body: { email: `boss-${dialect}@example.com`, password: PASSWORD } })),
+    );
     expect((await owner('POST', '/api/v1/jobs/createTask', { body: IMAGE })).status).toBe(200);
     expect(await keyView(a.id, keyId)).toMatchObject({ spentMicros: PRICE });
     const byKey = (await usage(a.id, 'key')).rows.map((r: { keyId: string | null; spentMicros: number }) => [r.keyId, r.spentMicros]);
-    expect(byKey.sort()).toEqual([[keyId, PRICE], [null, PRICE]].sort());
+    expect(byKey.sort()).toEqual(
+      [
+        [keyId, PRICE],
+        [null, PRICE],
+      ].sort(),
+    );
     await expectMoneyInvariant(s, ADMIN);
   });
 
@@ -174,10 +192,7 @@ describe.each(dialects())('money across features on %s', (dialect) => {
     const k = await budgetKey(a.id, '0.06', 'total');
     // Balance 0.30; the level 0.15 is crossed by the third charge.
     await setAlert(a.key, 150_000);
-    const results = await Promise.all([
-      ...Array.from({ length: 6 }, () => post(k.key)),
-      ...Array.from({ length: 4 }, () => post(a.key)),
-    ]);
+    const results = await Promise.all([...Array.from({ length: 6 }, () => post(k.key)), ...Array.from({ length: 4 }, () => post(a.key))]);
     const statuses = results.map((r) => r.status);
     expect(statuses.filter((x) => x === 200)).toHaveLength(5);
     expect(statuses.filter((x) => x === 402)).toHaveLength(5);
@@ -219,7 +234,11 @@ describe.each(dialects())('money across features on %s', (dialect) => {
     const t = await create(s, k.key, IMAGE.model, IMAGE.input);
     expect((await deliver(s.url, disputed(c.session, 500))).body.outcome).toBe('reversal_applied');
     expect(await balance(c.id)).toBe(0);
-    const reversal = await s.services.database.db.selectFrom('topup_reversals').selectAll().where('payment_intent', '=', c.session.paymentIntent).executeTakeFirstOrThrow();
+    const reversal = await s.services.database.db
+      .selectFrom('topup_reversals')
+      .selectAll()
+      .where('payment_intent', '=', c.session.paymentIntent)
+      .executeTakeFirstOrThrow();
     expect(Number(reversal.debited_micros)).toBe(5_000_000 - PRICE);
     expect(Number(reversal.unpaid_micros)).toBe(PRICE);
     const report = (await admin('GET', '/report')).body.data;
@@ -234,6 +253,42 @@ describe.each(dialects())('money across features on %s', (dialect) => {
     expect((await usage(c.id, 'model')).total.spentMicros).toBe(0);
     await expectMoneyInvariant(s, ADMIN);
   });
+
+  // PostgreSQL only: SQLite has one writer, so nothing can commit between the refund's read and its debit.
+  it.runIf(dialect === 'postgres')(
+    'a Stripe refund waiting on the account row behind a credit takes what the balance holds once the credit commits',
+    async () => {
+      const c = await card('10');
+      expect((await admin('POST', `/accounts/${c.id}/adjustments`, { amount: '-8', reason: 'review: spend most of it' })).status).toBe(200);
+      // A credit of 5 holds the account row (uncommitted) while the refund of the whole 10 arrives.
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      const credit = s.services.database.tx(async (trx) => {
+        await s.services.ledger.credit(trx, c.id, 5_000_000, 'adjustment', 'review: a credit racing a Stripe refund');
+        await gate;
+      });
+      const waiting = async () => {
+        const { rows } = await sql<{
+          n: number;
+        }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(s.services.database.db);
+        return rows[0]!.n > 0;
+      };
+      const refund = deliver(s.url, refunded(c.session, 1000));
+      await eventually(waiting, 10_000, 'the refund to wait for the account row');
+      release();
+      await credit;
+      expect((await refund).body.outcome).toBe('reversal_applied');
+      // 2 + 5 were there when the debit ran: 7 is taken, 3 unpaid (not 2 taken and 8 unpaid, leaving 5).
+      const reversal = await s.services.database.db
+        .selectFrom('topup_reversals')
+        .selectAll()
+        .where('payment_intent', '=', c.session.paymentIntent)
+        .executeTakeFirstOrThrow();
+      expect({ debited: Number(reversal.debited_micros), unpaid: Number(reversal.unpaid_micros) }).toEqual({ debited: 7_000_000, unpaid: 3_000_000 });
+      expect(await balance(c.id)).toBe(0);
+      await expectMoneyInvariant(s, ADMIN);
+    },
+  );
 
   it('a task made through the Suno endpoint or under a kie.ai model id is charged under the canonical model id', async () => {
     const a = await s.account(5);
@@ -270,7 +325,10 @@ describe.each(dialects())('money across features on %s', (dialect) => {
     expect(await keyView(a.id, k.id)).toMatchObject({ spentMicros: final });
     expect((await usage(a.id, 'model')).rows).toEqual([expect.objectContaining({ model: 'seedance-2.5', spentMicros: final })]);
     expect((await usage(a.id, 'key')).rows).toEqual([expect.objectContaining({ keyId: k.id, spentMicros: final })]);
-    await eventually(async () => (await s.services.database.db.selectFrom('tasks').select('state').where('state', 'in', ['waiting', 'queuing', 'generating']).execute()).length === 0);
+    await eventually(
+      async () =>
+        (await s.services.database.db.selectFrom('tasks').select('state').where('state', 'in', ['waiting', 'queuing', 'generating']).execute()).length === 0,
+    );
     await expectMoneyInvariant(s, ADMIN);
   });
 });
