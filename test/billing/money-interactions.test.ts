@@ -202,6 +202,20 @@ describe.each(dialects())('money across features on %s', (dialect) => {
     // A refused create (balance 0 now) fires nothing either.
     expect((await post(a.key)).status).toBe(402);
     expect(await alertEvents(a.id)).toHaveLength(1);
+    // Cancels refund three tasks, the budgeted key's among them: 0.18 is back above the level (armed again)
+    // and the key's budget is free again; its next create crosses the level: a second alert.
+    const keyed = results.slice(0, 6).find((r) => r.status === 200)!.body.data.taskId as string;
+    const plain = results
+      .slice(6)
+      .filter((r) => r.status === 200)
+      .map((r) => r.body.data.taskId as string);
+    for (const id of [keyed, ...plain.slice(0, 2)])
+      expect((await s.call('POST', '/api/v1/jobs/cancel', { key: a.key, body: { taskId: id } })).status).toBe(200);
+    expect(await balance(a.id)).toBe(3 * PRICE);
+    expect(await armed(a.id)).toBe(true);
+    expect(await keyView(a.id, k.id)).toMatchObject({ spentMicros: 0 });
+    expect((await post(k.key)).status).toBe(200);
+    expect(await alertEvents(a.id)).toHaveLength(2);
     await expectMoneyInvariant(s, ADMIN);
   });
 
