@@ -201,7 +201,10 @@ describe.each(dialects())('comfyui routes end to end on %s', (dialect) => {
   });
 
   it('money: after every failure, cancel and success above, the balances, key spend, usage and the money report agree', async () => {
-    await eventually(async () => (await s.services.database.db.selectFrom('tasks').select('id').where('state', 'in', ['waiting', 'queuing', 'generating']).execute()).length === 0);
+    await eventually(
+      async () =>
+        (await s.services.database.db.selectFrom('tasks').select('id').where('state', 'in', ['waiting', 'queuing', 'generating']).execute()).length === 0,
+    );
     await expectMoneyInvariant(s);
   });
 });

@@ -188,7 +188,10 @@ describe.each(dialects())('kie routes end to end on %s', (dialect) => {
   });
 
   it('money: after every failure, cancel and success above, the balances, key spend, usage and the money report agree', async () => {
-    await eventually(async () => (await s.services.database.db.selectFrom('tasks').select('id').where('state', 'in', ['waiting', 'queuing', 'generating']).execute()).length === 0);
+    await eventually(
+      async () =>
+        (await s.services.database.db.selectFrom('tasks').select('id').where('state', 'in', ['waiting', 'queuing', 'generating']).execute()).length === 0,
+    );
     await expectMoneyInvariant(s);
   });
 });
@@ -230,6 +233,10 @@ describe.each(dialects())('kie tasks at the 20-minute limit on %s', (dialect) =>
     const entries = await taskEntries(s, id);
     expect(entries.refund).toBe(-entries.charge!);
     await expectLedgerInvariant(s.services.database);
+  });
+
+  it('money: the refused cancel and the timeout leave the balances, key spend, usage and the money report in agreement', async () => {
+    await expectMoneyInvariant(s);
   });
 });
 

@@ -33,6 +33,42 @@ export async function expectSpendMatchesLedger(s: TestServer): Promise<void> {
 }
 
 /**
+ * Every task has exactly one charge, of its price, on its account, under its model; a failed task is
+ * refunded in full (one `refund` entry, `refunded` set), a task that is not failed has no full
+ * refund, and no task gets back more than it paid.
+ */
+export async function expectTasksMatchLedger(s: TestServer): Promise<void> {
+  const { db } = s.services.database;
+  const tasks = await db.selectFrom('tasks').select(['id', 'account_id', 'model', 'state', 'price_micros', 'refunded']).execute();
+  const entries = await db
+    .selectFrom('ledger_entries')
+    .select(['task_id', 'account_id', 'kind', 'amount_micros', 'model'])
+    .where('task_id', 'is not', null)
+    .execute();
+  const byTask = new Map<string, typeof entries>();
+  for (const e of entries) byTask.set(e.task_id!, [...(byTask.get(e.task_id!) ?? []), e]);
+  for (const t of tasks) {
+    const mine = byTask.get(t.id) ?? [];
+    const charges = mine.filter((e) => e.kind === 'charge');
+    expect(charges, `the charge of ${t.id}`).toHaveLength(1);
+    expect({ amount: -Number(charges[0]!.amount_micros), account: charges[0]!.account_id, model: charges[0]!.model }).toEqual({
+      amount: Number(t.price_micros),
+      account: t.account_id,
+      model: t.model,
+    });
+    const full = mine.filter((e) => e.kind === 'refund');
+    const back = mine.filter((e) => e.kind !== 'charge').reduce((sum, e) => sum + Number(e.amount_micros), 0);
+    expect(back, `refunds of ${t.id}`).toBeLessThanOrEqual(Number(t.price_micros));
+    if (t.state === 'fail') {
+      expect(full, `the refund of failed task ${t.id}`).toHaveLength(1);
+      expect(back).toBe(Number(t.price_micros));
+      expect(Number(t.refunded)).toBe(1);
+    } else expect(full, `a full refund of ${t.state} task ${t.id}`).toHaveLength(0);
+  }
+  expect(new Set(entries.map((e) => e.task_id)).size).toBeLessThanOrEqual(tasks.length);
+}
+
+/**
  * The money invariants of the brief: every balance is the sum of its entries and never negative;
  * key spend counters agree with the ledger; the money report (today included) reconciles with the
  * sum of the balances; every account's usage by day, model and key nets to its charges less
@@ -42,6 +78,7 @@ export async function expectSpendMatchesLedger(s: TestServer): Promise<void> {
 export async function expectMoneyInvariant(s: TestServer, adminToken?: string): Promise<void> {
   await expectLedgerInvariant(s.services.database);
   await expectSpendMatchesLedger(s);
+  await expectTasksMatchLedger(s);
   const { db } = s.services.database;
   const get = async (path: string) => {
     const r = await s.call('GET', path, { headers: { authorization: `Bearer ${adminToken}` } });
