@@ -6,6 +6,7 @@ import { FAST, create, eventually, settle, taskEntries } from '../tasks/support.
 import { asBrowser, signedIn } from '../members/support.js';
 import { SECRET_KEY, WEBHOOK_SECRET, completed, deliver, disputed, refunded, startFakeStripe } from '../fakes/stripe.js';
 import { formatUsd } from '../../src/billing/index.js';
+import type { Clock } from '../../src/clock.js';
 import { KIE_CASES } from '../catalog/kie-cases.js';
 import { expectMoneyInvariant, expectSpendMatchesLedger } from './money-checks.js';
 
@@ -343,6 +344,68 @@ describe.each(dialects())('money across features on %s', (dialect) => {
       async () =>
         (await s.services.database.db.selectFrom('tasks').select('state').where('state', 'in', ['waiting', 'queuing', 'generating']).execute()).length === 0,
     );
+    await expectMoneyInvariant(s, ADMIN);
+  });
+});
+
+/** A clock the test sets: budgets count UTC days and usage groups by them. */
+class SetClock implements Clock {
+  constructor(public t: number) {}
+  now(): number {
+    return this.t;
+  }
+  set(iso: string): void {
+    this.t = Date.parse(iso);
+  }
+}
+
+describe.each(dialects())('a refund after midnight on %s', (dialect) => {
+  let s: TestServer;
+  const clock = new SetClock(Date.parse('2026-03-10T23:59:00Z'));
+  const admin = (path: string, body?: unknown) =>
+    s.call(body === undefined ? 'GET' : 'POST', `/admin/v1${path}`, { body, headers: { authorization: `Bearer ${ADMIN}` } });
+  beforeAll(async () => {
+    s = await startServer(dialect, { ADMIN_TOKEN: ADMIN, RUN_ENGINE: 'false' }, undefined, { clock });
+  });
+  afterAll(() => s?.close());
+
+  it("gives the budget back to the charge's day (1902) and counts in usage and the report on its own day (1906); both reconcile", async () => {
+    const a = await s.account(1);
+    const made = await admin(`/accounts/${a.id}/keys`, { budget: { amount: '0.06', period: 'day' } });
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+    const key = made.body.data.apiKey as string;
+    const keyId = made.body.data.key.id as string;
+    const t1 = await create(s, key, IMAGE.model, IMAGE.input);
+    clock.set('2026-03-11T00:01:00Z');
+    // The new day has its own budget: one create passes, a second is refused.
+    await create(s, key, IMAGE.model, IMAGE.input);
+    expect((await s.call('POST', '/api/v1/jobs/createTask', { key, body: IMAGE })).status).toBe(402);
+    // Yesterday's task is cancelled today: its price goes back to yesterday's budget, not today's.
+    expect((await s.call('POST', '/api/v1/jobs/cancel', { key, body: { taskId: t1 } })).status).toBe(200);
+    expect((await s.call('POST', '/api/v1/jobs/createTask', { key, body: IMAGE })).status).toBe(402);
+    const days = await s.services.database.db
+      .selectFrom('key_spend')
+      .select(['starts_at', 'spent_micros'])
+      .where('key_id', '=', keyId)
+      .where('period', '=', 'day')
+      .execute();
+    expect(new Map(days.map((d) => [new Date(Number(d.starts_at)).toISOString().slice(0, 10), Number(d.spent_micros)]))).toEqual(
+      new Map([
+        ['2026-03-10', 0],
+        ['2026-03-11', PRICE],
+      ]),
+    );
+    const usage = (await admin(`/accounts/${a.id}/usage?from=2026-03-10&to=2026-03-11&group=day`)).body.data;
+    expect(usage.rows.map((r: { day: string; spentMicros: number }) => [r.day, r.spentMicros])).toEqual([
+      ['2026-03-10', PRICE],
+      ['2026-03-11', 0],
+    ]);
+    const report = (await admin('/report?from=2026-03-10&to=2026-03-11')).body.data;
+    expect(report.periods.map((p: { period: string; charges: string; refunds: { full: string } }) => [p.period, p.charges, p.refunds.full])).toEqual([
+      ['2026-03-10', '-0.060000', '0.000000'],
+      ['2026-03-11', '-0.060000', '0.060000'],
+    ]);
+    expect(report.reconciliation.reconciled).toBe(true);
     await expectMoneyInvariant(s, ADMIN);
   });
 });
