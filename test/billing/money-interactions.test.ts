@@ -409,3 +409,34 @@ describe.each(dialects())('a refund after midnight on %s', (dialect) => {
     await expectMoneyInvariant(s, ADMIN);
   });
 });
+
+describe.each(dialects())('cancels racing engine failures on %s', (dialect) => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startServer(dialect, { ...FAST, ADMIN_TOKEN: ADMIN, LOCAL_GENERATE_MS: '5' });
+    s.services.engine.start();
+  });
+  afterAll(() => s?.close());
+
+  it("20 tasks of a day-budget key fail in the engine while two cancels each race it: one refund per task, the key's spend back to zero", async () => {
+    const a = await s.account(2);
+    const made = await s.call('POST', `/admin/v1/accounts/${a.id}/keys`, {
+      body: { budget: { amount: '1.2', period: 'day' } },
+      headers: { authorization: `Bearer ${ADMIN}` },
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+    const key = made.body.data.apiKey as string;
+    const ids = await Promise.all(Array.from({ length: 20 }, () => create(s, key, IMAGE.model, { ...IMAGE.input, prompt: 'a fox gengate:fail=501' })));
+    const answers = await Promise.all(ids.flatMap((taskId) => [0, 1].map(() => s.call('POST', '/api/v1/jobs/cancel', { key, body: { taskId } }))));
+    expect(answers.every((r) => r.status === 200 || r.status === 409)).toBe(true);
+    for (const id of ids) {
+      const t = await settle(s, key, id);
+      expect([499, 501]).toContain(t.failCode);
+      expect(await taskEntries(s, id)).toEqual({ charge: -PRICE, refund: PRICE });
+    }
+    const listed = (await s.call('GET', `/admin/v1/accounts/${a.id}/keys`, { headers: { authorization: `Bearer ${ADMIN}` } })).body.data as any[];
+    expect(listed.find((k) => k.id === made.body.data.key.id)).toMatchObject({ spentMicros: 0, remaining: '1.2000' });
+    expect(await s.services.accounts.balanceMicros(a.id)).toBe(2_000_000);
+    await expectMoneyInvariant(s, ADMIN);
+  });
+});
