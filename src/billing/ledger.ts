@@ -128,8 +128,9 @@ export class Ledger {
   /**
    * Removes as much of `amount` as the balance holds, as an adjustment (a card payment taken back
    * by a refund or dispute): never below zero. Returns what was taken; the rest is the caller's
-   * unpaid remainder. A concurrent charge between the read and the conditional update is met by
-   * reading again.
+   * unpaid remainder. The balance is read under the account's row lock (a zero move), so a
+   * concurrent credit that commits first is seen and taken too (PostgreSQL; SQLite has one writer);
+   * the loop stays as a guard.
    */
   async debitUpTo(
     trx: Kysely<DB>,
@@ -140,9 +141,7 @@ export class Ledger {
   ): Promise<{ taken: number; balanceAfter: number }> {
     assertAmount(amount);
     for (;;) {
-      const current = await trx.selectFrom('accounts').select('balance_micros').where('id', '=', accountId).executeTakeFirst();
-      if (!current) throw new Error(`no account ${accountId}`);
-      const balance = Number(current.balance_micros);
+      const balance = await this.move(trx, accountId, 0);
       const want = Math.min(amount, balance);
       if (want === 0) return { taken: 0, balanceAfter: balance };
       const result = await this.debitAdjustment(trx, accountId, want, reason, source);

@@ -156,7 +156,7 @@ export async function createTask(deps: CreateDeps, principal: Principal, rawBody
       await database.lock(trx, `key-budget:${principal.keyId}`);
       await checkKeyBudget(deps, trx, principal, price.priceMicros, now);
     }
-    const charged = await deps.ledger.charge(trx, accountId, price.priceMicros, taskId, `task ${taskId} ${model.id}`, principal.keyId, model.id);
+    const charged = await deps.ledger.charge(trx, accountId, price.priceMicros, taskId, `task ${taskId} ${model.id}`, chargingKey(principal), model.id);
     if (!charged.ok) throw insufficient(charged.balance, charged.required, deps.topUpUrl);
     await insertRow(trx, 'tasks', {
       id: taskId,
@@ -202,6 +202,15 @@ export async function createTask(deps: CreateDeps, principal: Principal, rawBody
  */
 function dialectOf(catalog: Catalog, sentModel: string, principal: Principal): ApiDialect {
   return principal.dialect === 'kie' || hasInputMapping(catalog, sentModel) ? 'kie' : 'gengate';
+}
+
+/**
+ * The API key a charge is made by (its spend counters, usage per key): the principal's key, or null
+ * for a member's own session, whose `keyId` is the member's id (it counts the member's rate limits,
+ * decision 1903) and names no key (docs/accounts.md, Usage: `keyId` null is spend without a key).
+ */
+function chargingKey(principal: Principal): string | null {
+  return principal.member ? null : principal.keyId;
 }
 
 /** The 402 for a balance below the price. */

@@ -10,6 +10,7 @@ import { startComfyFake } from '../fakes/comfyui.js';
 import { upload } from '../files/support.js';
 import { FAST, MovableClock, create, eventually, expectLedgerInvariant, fetchFile, info, resultUrls, settle, taskEntries } from '../tasks/support.js';
 import { useUpstreamKit } from './helpers.js';
+import { expectMoneyInvariant } from '../billing/money-checks.js';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'gengate-comfyui-'));
 const IMAGE_WORKFLOW = path.resolve('docs/comfyui/text-to-image.json');
@@ -197,5 +198,13 @@ describe.each(dialects())('comfyui routes end to end on %s', (dialect) => {
     await eventually(() => gpu.calls.filter((c) => c.path === '/interrupt').length > interrupts);
     expect(gpu.queued().find((j) => j.text.includes('endless'))).toMatchObject({ interrupted: true });
     await expectLedgerInvariant(s.services.database);
+  });
+
+  it('money: after every failure, cancel and success above, the balances, key spend, usage and the money report agree', async () => {
+    await eventually(
+      async () =>
+        (await s.services.database.db.selectFrom('tasks').select('id').where('state', 'in', ['waiting', 'queuing', 'generating']).execute()).length === 0,
+    );
+    await expectMoneyInvariant(s);
   });
 });

@@ -10,6 +10,7 @@ import { startKieFake } from '../fakes/kie.js';
 import { upload } from '../files/support.js';
 import { FAST, MovableClock, create, eventually, expectLedgerInvariant, fetchFile, info, resultUrls, settle, taskEntries } from '../tasks/support.js';
 import { useUpstreamKit } from './helpers.js';
+import { expectMoneyInvariant } from '../billing/money-checks.js';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'gengate-kie-'));
 type Fake = Awaited<ReturnType<typeof startKieFake>>;
@@ -185,6 +186,14 @@ describe.each(dialects())('kie routes end to end on %s', (dialect) => {
     expect(metrics).toContain('gengate_route_credit_low{route="kie-poor-wan",model="wan-2.7",backend="kie"} 1');
     expect(metrics).toContain('gengate_route_upstream_credit{route="kie-poor-wan",model="wan-2.7",backend="kie"} 5');
   });
+
+  it('money: after every failure, cancel and success above, the balances, key spend, usage and the money report agree', async () => {
+    await eventually(
+      async () =>
+        (await s.services.database.db.selectFrom('tasks').select('id').where('state', 'in', ['waiting', 'queuing', 'generating']).execute()).length === 0,
+    );
+    await expectMoneyInvariant(s);
+  });
 });
 
 /** kie.ai has no cancel: a client's cancel of a handed task is refused, and the 20-minute limit fails it (refunded once) while kie.ai runs on. */
@@ -224,6 +233,10 @@ describe.each(dialects())('kie tasks at the 20-minute limit on %s', (dialect) =>
     const entries = await taskEntries(s, id);
     expect(entries.refund).toBe(-entries.charge!);
     await expectLedgerInvariant(s.services.database);
+  });
+
+  it('money: the refused cancel and the timeout leave the balances, key spend, usage and the money report in agreement', async () => {
+    await expectMoneyInvariant(s);
   });
 });
 
