@@ -65,6 +65,7 @@ function NewKeyForm({ models, onMade }: { models: ModelEntry[]; onMade: (secret:
       setScopes([]);
       setChosen([]);
       setAmount('');
+      setPeriod('total');
       setExpires('');
     } catch (err) {
       setError(err);
