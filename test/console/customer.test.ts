@@ -184,7 +184,10 @@ describe.each(dialects())('the customer pages in Chromium on %s', (dialect) => {
 
   it('redelivers a finished task callback from the task page', async () => {
     const id = await runTask('google/nano-banana', { callBackUrl: `${receiver.url}/cb` });
-    await eventually(async () => (await s.call('GET', `/api/v1/jobs/recordInfo?taskId=${id}`, { key: account.key })).body.data.callback?.status === 'delivered', 20_000);
+    await eventually(
+      async () => (await s.call('GET', `/api/v1/jobs/recordInfo?taskId=${id}`, { key: account.key })).body.data.callback?.status === 'delivered',
+      20_000,
+    );
     await visit(page, `/tasks/${id}`, 'task-redeliver-before');
     await page.getByRole('button', { name: 'Redeliver the callback' }).click();
     await expect.poll(() => page.getByTestId('redeliver-result').textContent(), { timeout: 15_000 }).toMatch(/^delivered \(HTTP 200/);
@@ -226,7 +229,9 @@ describe.each(dialects())('the customer pages in Chromium on %s', (dialect) => {
       .padStart(6, '0')
       .replace(/0{1,2}$/, '')} USD`;
     await expect.poll(() => page.getByTestId('spend').textContent(), { timeout: 15_000 }).toBe(usd);
-    expect(await page.getByTestId('balance').textContent()).toBe(`${(await s.call('GET', '/api/v1/user/balance', { key: account.key })).body.data.balance} USD`);
+    expect(await page.getByTestId('balance').textContent()).toBe(
+      `${(await s.call('GET', '/api/v1/user/balance', { key: account.key })).body.data.balance} USD`,
+    );
   }, 90_000);
 
   it('tops up through Stripe Checkout: the balance moves when the signed event arrives, not on return', async () => {

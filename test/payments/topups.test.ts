@@ -342,7 +342,10 @@ function fakeConsole(): string {
 
 /** The top-up facts the server wrote into the console page's settings tag. */
 function topupSettings(html: string): unknown {
-  const content = /name="gengate-settings" content="([^"]*)"/.exec(html)![1]!.replace(/&quot;/g, '"').replace(/&amp;/g, '&');
+  const content = /name="gengate-settings" content="([^"]*)"/
+    .exec(html)![1]!
+    .replace(/&quot;/g, '"')
+    .replace(/&amp;/g, '&');
   return (JSON.parse(content) as { topups: unknown }).topups;
 }
 

@@ -31,10 +31,12 @@ function Deliveries({ task, onChange }: { task: Task; onChange: () => void }) {
     setError(null);
     setResult(null);
     try {
-      const r = await api<{ repeated: boolean; attempt: LoggedAttempt; callback: CallbackStatus }>('POST', '/api/v1/jobs/callbacks/redeliver', { taskId: task.taskId });
+      const r = await api<{ repeated: boolean; attempt: LoggedAttempt; callback: CallbackStatus }>('POST', '/api/v1/jobs/callbacks/redeliver', {
+        taskId: task.taskId,
+      });
       const a = r.attempt;
       setResult(
-          `${r.repeated ? 'Already redelivered within the last 10 s: ' : ''}${a.ok ? 'delivered' : 'not delivered'} (${a.statusCode ? `HTTP ${a.statusCode}` : (a.error ?? 'no answer')}, ${a.durationMs} ms)`,
+        `${r.repeated ? 'Already redelivered within the last 10 s: ' : ''}${a.ok ? 'delivered' : 'not delivered'} (${a.statusCode ? `HTTP ${a.statusCode}` : (a.error ?? 'no answer')}, ${a.durationMs} ms)`,
       );
       setTick(tick + 1);
       onChange();

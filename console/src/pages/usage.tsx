@@ -46,7 +46,13 @@ function DayChart({ rows }: { rows: UsageReport['rows'] }) {
   return (
     <>
       <ErrorBox error={error} title="No chart" />
-      <div ref={box} class="chart" data-testid="day-chart" role="img" aria-label="Bar chart of the spend per UTC day; the same figures are in the table below" />
+      <div
+        ref={box}
+        class="chart"
+        data-testid="day-chart"
+        role="img"
+        aria-label="Bar chart of the spend per UTC day; the same figures are in the table below"
+      />
     </>
   );
 }

@@ -120,15 +120,22 @@ function TestDelivery() {
       <ErrorBox error={error} title="Not sent" />
       <div class="field">
         <label for="w-url">Receiver URL</label>
-        <input id="w-url" type="url" required placeholder="https://example.com/hooks/gengate" value={url} onInput={(e) => setUrl((e.target as HTMLInputElement).value)} />
+        <input
+          id="w-url"
+          type="url"
+          required
+          placeholder="https://example.com/hooks/gengate"
+          value={url}
+          onInput={(e) => setUrl((e.target as HTMLInputElement).value)}
+        />
       </div>
       <button type="submit" class="primary" disabled={busy}>
         {busy ? 'Sending…' : 'Send a test event'}
       </button>
       {attempt && (
         <p role="status" class={`alert ${attempt.ok ? 'info' : 'error'}`} data-testid="test-result">
-          {attempt.ok ? 'Delivered' : 'Not delivered'}: {attempt.statusCode ? `HTTP ${attempt.statusCode}` : (attempt.error ?? 'no answer')} in {attempt.durationMs}{' '}
-          ms (webhook-id <code>{attempt.webhookId}</code>).
+          {attempt.ok ? 'Delivered' : 'Not delivered'}: {attempt.statusCode ? `HTTP ${attempt.statusCode}` : (attempt.error ?? 'no answer')} in{' '}
+          {attempt.durationMs} ms (webhook-id <code>{attempt.webhookId}</code>).
         </p>
       )}
     </form>
