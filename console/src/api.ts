@@ -30,12 +30,20 @@ export interface Settings {
   mail: boolean;
   topUpUrl: string;
   version: string;
+  /** Card top-ups (decision 1904): whether Stripe is on, and the amounts in micro-USD. */
+  topups: { enabled: boolean; presets: number[]; min: number; max: number };
 }
 
 export function settings(): Settings {
   const meta = document.querySelector('meta[name="gengate-settings"]')?.getAttribute('content') ?? '{}';
   const raw = JSON.parse(meta) as Partial<Settings>;
-  return { signup: raw.signup ?? 'off', mail: raw.mail ?? false, topUpUrl: raw.topUpUrl ?? '/topup', version: raw.version ?? '' };
+  return {
+    signup: raw.signup ?? 'off',
+    mail: raw.mail ?? false,
+    topUpUrl: raw.topUpUrl ?? '/topup',
+    version: raw.version ?? '',
+    topups: raw.topups ?? { enabled: false, presets: [], min: 0, max: 0 },
+  };
 }
 
 let csrf = '';
@@ -62,7 +70,7 @@ function messageOf(body: unknown, status: number): string {
 }
 
 /** Calls an enveloped API endpoint and returns its `data`; throws ApiError with the server's `msg`. */
-export async function api<T>(method: 'GET' | 'POST', path: string, body?: unknown, opts: { quiet401?: boolean } = {}): Promise<T> {
+export async function api<T>(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown, opts: { quiet401?: boolean } = {}): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (method !== 'GET') headers['x-csrf-token'] = csrf;
   if (body !== undefined) headers['content-type'] = 'application/json';

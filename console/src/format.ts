@@ -9,11 +9,6 @@ export function usd(micros: number): string {
   return `${sign}${Math.floor(abs / 1_000_000)}.${frac}`;
 }
 
-/** A USD amount the API gives as a number (creditsConsumed) in micro-USD: exact for amounts made from micros. */
-export function microsOf(amount: number): number {
-  return Math.round(amount * 1_000_000);
-}
-
 export function when(ms: number | null | undefined): string {
   if (!ms) return '—';
   return new Date(ms).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });

@@ -10,6 +10,10 @@ import { Home } from './pages/home.js';
 import { Playground } from './pages/playground.js';
 import { TaskList } from './pages/tasks.js';
 import { TaskDetail } from './pages/task.js';
+import { Keys } from './pages/keys.js';
+import { Webhooks } from './pages/webhooks.js';
+import { Usage } from './pages/usage.js';
+import { TopUp } from './pages/topup.js';
 import './style.css';
 
 const PUBLIC = ['/signin', '/signup', '/forgot-password', '/reset-password', '/accept-invite'];
@@ -67,6 +71,9 @@ function Nav() {
             {link('/', 'Home')}
             {link('/playground', 'Playground')}
             {link('/tasks', 'Tasks')}
+            {link('/usage', 'Usage')}
+            {link('/keys', 'Keys')}
+            {link('/webhooks', 'Webhooks')}
             <li>
               <a href="/docs">API reference</a>
             </li>
@@ -118,6 +125,10 @@ function Routes() {
   if (path === '/') return <Home />;
   if (path === '/playground') return <Playground model={loc.searchParams.get('model')} />;
   if (path === '/tasks') return <TaskList query={loc.searchParams} />;
+  if (path === '/keys') return <Keys />;
+  if (path === '/webhooks') return <Webhooks />;
+  if (path === '/usage') return <Usage query={loc.searchParams} />;
+  if (path === '/topup') return <TopUp />;
   const task = /^\/tasks\/([^/]+)$/.exec(path);
   if (task) return <TaskDetail taskId={decodeURIComponent(task[1]!)} />;
   return (

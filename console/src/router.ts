@@ -3,7 +3,20 @@
 import { useEffect, useState } from 'preact/hooks';
 
 /** The console's own paths (the server serves index.html for each; src/api/console.ts lists them too). */
-export const PAGES = ['/', '/signin', '/signup', '/forgot-password', '/reset-password', '/accept-invite', '/playground', '/tasks'];
+export const PAGES = [
+  '/',
+  '/signin',
+  '/signup',
+  '/forgot-password',
+  '/reset-password',
+  '/accept-invite',
+  '/playground',
+  '/tasks',
+  '/keys',
+  '/webhooks',
+  '/usage',
+  '/topup',
+];
 
 export function isConsolePath(path: string): boolean {
   return PAGES.includes(path) || /^\/tasks\/[^/]+$/.test(path);

@@ -5,7 +5,21 @@ import type { Operation } from './operation.js';
  * each of these paths (emailed links point at /reset-password and /accept-invite). The app calls
  * only the API's own endpoints; these paths serve the page and nothing else.
  */
-export const CONSOLE_PAGES = ['/', '/signin', '/signup', '/forgot-password', '/reset-password', '/accept-invite', '/playground', '/tasks', '/tasks/:taskId'];
+export const CONSOLE_PAGES = [
+  '/',
+  '/signin',
+  '/signup',
+  '/forgot-password',
+  '/reset-password',
+  '/accept-invite',
+  '/playground',
+  '/tasks',
+  '/tasks/:taskId',
+  '/keys',
+  '/webhooks',
+  '/usage',
+  '/topup',
+];
 
 /** The console's built scripts and styles: content-hashed names, immutable. */
 export const CONSOLE_ASSETS_PATH = '/console/assets/:file';
@@ -17,6 +31,12 @@ const page = (path: string): Operation => ({
   tag: 'Console',
   summary: `The console page ${path} (the same HTML page for every console path; the app runs in the browser)`,
   description: 'Answered with cache-control no-store. See docs/console.md.',
+  ...(path === '/topup'
+    ? {
+        description:
+          'TOPUP_URL by default (the 402 answer links to it): the amounts and Stripe Checkout, or how to ask the operator when card payments are off. Answered with cache-control no-store. See docs/console.md.',
+      }
+    : {}),
   ...(path.includes(':taskId') ? { params: { taskId: 'A task id' } } : {}),
   ok: { type: 'text/html', description: 'The console page' },
 });

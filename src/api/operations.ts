@@ -282,15 +282,6 @@ export const OPERATIONS: Operation[] = [
   ...CONSOLE_OPERATIONS,
   {
     method: 'get',
-    path: '/topup',
-    id: 'topupPage',
-    tag: 'Payments',
-    summary: 'The top-up page (TOPUP_URL by default; the 402 answer links to it)',
-    description: 'With Stripe: the preset amounts, the range and how to start a checkout. Without: how to ask the operator.',
-    ok: { type: 'text/html', description: 'HTML page' },
-  },
-  {
-    method: 'get',
     path: '/topup/success',
     id: 'topupSuccessPage',
     tag: 'Payments',

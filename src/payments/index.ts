@@ -14,7 +14,7 @@ import { Topups } from './topups.js';
 export { readTopupAmount, topupAmounts, usdText, type TopupAmounts } from './amounts.js';
 export { Topups, LIST_LIMIT, type Checkout, type TopupView, type AdminTopupView, type ReversalView } from './topups.js';
 export { StripeEvents, type EventOutcome } from './events.js';
-export { topupPage, successPage, cancelPage } from './pages.js';
+export { successPage, cancelPage } from './pages.js';
 
 /** Thrown when a webhook's signature does not verify: the endpoint answers 400 and writes nothing. */
 export class ForgedEvent extends Error {

@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
@@ -306,16 +309,14 @@ describe.each(dialects())('card top-ups through Stripe Checkout (%s)', (dialect)
 describe.each(dialects())('top-ups without Stripe (%s)', (dialect) => {
   let s: TestServer;
   beforeAll(async () => {
-    s = await startServer(dialect, { PUBLIC_BASE_URL: 'https://gengate.example.com' });
+    s = await startServer(dialect, { PUBLIC_BASE_URL: 'https://gengate.example.com', CONSOLE_DIR: fakeConsole() });
   });
   afterAll(() => s?.close());
 
-  it('the top-up page says to ask the operator; starting a top-up is 404 naming why; no webhook', async () => {
+  it("the top-up page is the console's, told that card payments are off; starting a top-up is 404 naming why; no webhook", async () => {
     const res = await fetch(`${s.url}/topup`);
     expect(res.status).toBe(200);
-    const text = await res.text();
-    expect(text).toContain('Card payments are not enabled');
-    expect(text).toContain('ask the operator');
+    expect(topupSettings(await res.text())).toMatchObject({ enabled: false });
     const a = await s.account(0);
     const r = await s.call('POST', '/api/v1/topups', { key: a.key, body: { amount: '10' } });
     expect(r.status).toBe(404);
@@ -332,19 +333,38 @@ describe.each(dialects())('top-ups without Stripe (%s)', (dialect) => {
   });
 });
 
+/** A stand-in console build (CONSOLE_DIR): just the page with its settings tag, which the server fills in. */
+function fakeConsole(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'gengate-fake-console-'));
+  writeFileSync(path.join(dir, 'index.html'), '<!doctype html><meta name="gengate-settings" content="{}" /><div id="app"></div>');
+  return dir;
+}
+
+/** The top-up facts the server wrote into the console page's settings tag. */
+function topupSettings(html: string): unknown {
+  const content = /name="gengate-settings" content="([^"]*)"/
+    .exec(html)![1]!
+    .replace(/&quot;/g, '"')
+    .replace(/&amp;/g, '&');
+  return (JSON.parse(content) as { topups: unknown }).topups;
+}
+
 describe('top-up settings', () => {
-  it('TOPUP_URL replaces the page in the 402 answer; the Stripe page lists the presets', async () => {
+  it("TOPUP_URL replaces the page in the 402 answer; the console's top-up page is given the amounts; the return pages stay", async () => {
     const s = await startServer('sqlite', {
       TOPUP_URL: 'https://pay.example.com/gengate',
       STRIPE_SECRET_KEY: SECRET_KEY,
       STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
+      CONSOLE_DIR: fakeConsole(),
     });
     try {
       const a = await s.account(0);
       const r = await s.call('POST', '/api/v1/jobs/createTask', { key: a.key, body: { model: 'seedream-flash', input: { prompt: 'a cat' } } });
       expect(r.body.data.topUpUrl).toBe('https://pay.example.com/gengate');
       const page = await (await fetch(`${s.url}/topup`)).text();
-      for (const preset of ['10 USD', '25 USD', '100 USD', 'from 5 to 1000 USD', '/api/v1/topups']) expect(page).toContain(preset);
+      expect(topupSettings(page)).toEqual({ enabled: true, presets: [10_000_000, 25_000_000, 100_000_000], min: 5_000_000, max: 1_000_000_000 });
+      expect((await fetch(`${s.url}/topup/success?session_id=cs_x`)).status).toBe(200);
+      expect(await (await fetch(`${s.url}/topup/cancel`)).text()).toContain('https://pay.example.com/gengate');
     } finally {
       await s.close();
     }

@@ -1,36 +1,23 @@
 // Home: balance, spend this month, recent tasks.
 import { useEffect, useState } from 'preact/hooks';
 import { api, settings, type TaskPage } from '../api.js';
-import { microsOf, monthStartUtc, usd } from '../format.js';
+import { monthStartUtc, usd } from '../format.js';
 import { TaskTable } from '../tasklist.js';
 import { Empty, ErrorBox, Loading, Page } from '../ui.js';
 
 interface Spend {
   micros: number;
   tasks: number;
-  complete: boolean;
 }
 
-const SPEND_PAGES = 20;
-
 /**
- * What this month's tasks were charged less their refunds (creditsConsumed is the charge left on
- * a task), summed in micro-USD: the same as the ledger's task entries of the month. Up to 2,000
- * tasks are read (20 pages of 100); past that the figure says "at least".
+ * This UTC month's spend from the ledger (GET /api/v1/usage from the first of the month to today):
+ * charges less the refunds made in the month, in micro-USD, exactly the ledger's task entries.
  */
 async function spendThisMonth(): Promise<Spend> {
-  const since = monthStartUtc();
-  let micros = 0;
-  let tasks = 0;
-  let before: number | null = null;
-  for (let i = 0; i < SPEND_PAGES; i++) {
-    const page: TaskPage = await api<TaskPage>('GET', `/api/v1/jobs/list?limit=100&since=${since}${before ? `&before=${before}` : ''}`);
-    for (const t of page.items) micros += microsOf(t.creditsConsumed);
-    tasks += page.items.length;
-    before = page.nextBefore;
-    if (before === null) return { micros, tasks, complete: true };
-  }
-  return { micros, tasks, complete: false };
+  const from = new Date(monthStartUtc()).toISOString().slice(0, 10);
+  const usage = await api<{ total: { spentMicros: number; tasks: number } }>('GET', `/api/v1/usage?from=${from}&group=model`);
+  return { micros: usage.total.spentMicros, tasks: usage.total.tasks };
 }
 
 export function Home() {
@@ -63,7 +50,6 @@ export function Home() {
           <h2>Spent in {month} (UTC)</h2>
           {spend ? (
             <p class="figure" data-testid="spend">
-              {spend.complete ? '' : 'at least '}
               {usd(spend.micros)} <span class="unit">USD</span>
             </p>
           ) : (
@@ -71,7 +57,7 @@ export function Home() {
           )}
           {spend && (
             <small class="muted">
-              {spend.tasks} task{spend.tasks === 1 ? '' : 's'}, charges less refunds
+              {spend.tasks} task{spend.tasks === 1 ? '' : 's'}, charges less refunds · <a href="/usage">Usage</a>
             </small>
           )}
         </div>

@@ -1,9 +1,96 @@
 // One task: param, live state, result, cost and refund, callback deliveries; cancel while not final.
 import { useEffect, useState } from 'preact/hooks';
-import { loadModels, type ModelEntry } from '../api.js';
+import { api, loadModels, type CallbackStatus, type ModelEntry, type Task } from '../api.js';
 import { when } from '../format.js';
 import { CancelButton, TaskOutcome, useLiveTask } from '../result.js';
-import { ErrorBox, Loading, Page } from '../ui.js';
+import { ErrorBox, FINAL, Loading, Page } from '../ui.js';
+
+interface LoggedAttempt {
+  id: string;
+  kind: 'delivery' | 'retry' | 'redeliver';
+  at: number;
+  ok: boolean;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+}
+
+/** The callback's delivery log (GET /api/v1/jobs/callbacks) and "Redeliver" (POST /api/v1/jobs/callbacks/redeliver) once the task is final. */
+function Deliveries({ task, onChange }: { task: Task; onChange: () => void }) {
+  const [log, setLog] = useState<LoggedAttempt[] | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [result, setResult] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [tick, setTick] = useState(0);
+  const id = encodeURIComponent(task.taskId);
+  useEffect(() => {
+    api<{ attempts: LoggedAttempt[] }>('GET', `/api/v1/jobs/callbacks?taskId=${id}`).then((r) => setLog(r.attempts), setError);
+  }, [id, tick, task.callback?.attempts, task.callback?.status]);
+  const redeliver = async () => {
+    setBusy(true);
+    setError(null);
+    setResult(null);
+    try {
+      const r = await api<{ repeated: boolean; attempt: LoggedAttempt; callback: CallbackStatus }>('POST', '/api/v1/jobs/callbacks/redeliver', {
+        taskId: task.taskId,
+      });
+      const a = r.attempt;
+      setResult(
+        `${r.repeated ? 'Already redelivered within the last 10 s: ' : ''}${a.ok ? 'delivered' : 'not delivered'} (${a.statusCode ? `HTTP ${a.statusCode}` : (a.error ?? 'no answer')}, ${a.durationMs} ms)`,
+      );
+      setTick(tick + 1);
+      onChange();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <>
+      <ErrorBox error={error} title="Not done" />
+      {FINAL.includes(task.state) && (
+        <p class="row">
+          <button onClick={redeliver} disabled={busy}>
+            {busy ? 'Sending…' : 'Redeliver the callback'}
+          </button>
+          {result && (
+            <span role="status" data-testid="redeliver-result">
+              {result}
+            </span>
+          )}
+        </p>
+      )}
+      {log && log.length > 0 && (
+        <table class="tasks" data-testid="deliveries">
+          <caption class="sr-only">Every delivery attempt of the callback</caption>
+          <thead>
+            <tr>
+              <th scope="col">Attempt</th>
+              <th scope="col">When</th>
+              <th scope="col">Result</th>
+              <th scope="col" class="num">
+                Time
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {log.map((a) => (
+              <tr key={a.id}>
+                <td data-label="Attempt">{a.kind}</td>
+                <td data-label="When">{when(a.at)}</td>
+                <td data-label="Result">{a.statusCode ? `HTTP ${a.statusCode}` : (a.error ?? '—')}</td>
+                <td data-label="Time" class="num">
+                  {a.durationMs} ms
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
+  );
+}
 
 function pretty(text: string): string {
   try {
@@ -70,6 +157,7 @@ export function TaskDetail({ taskId }: { taskId: string }) {
           <dd>{when(cb.deliveredAt)}</dd>
         </dl>
       )}
+      {cb && <Deliveries task={task} onChange={() => setTick(tick + 1)} />}
     </Page>
   );
 }

@@ -47,10 +47,13 @@ interface Built {
 const escapeAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /** The built console, read once: index.html with the server's settings in its meta tag, and the assets. Null when not built. */
-function load(dir: string, config: Config): Built | null {
+function load(dir: string, config: Config, payments: Services['payments']): Built | null {
   const index = path.join(dir, 'index.html');
   if (!existsSync(index)) return null;
-  const settings = JSON.stringify({ signup: config.SIGNUP, mail: Boolean(config.SMTP_URL), topUpUrl: config.TOPUP_URL });
+  // The top-up page's facts: whether card payments are on and the amounts (micro-USD), as POST /api/v1/topups checks them.
+  const { presets, min, max } = payments.topups.amounts;
+  const topups = { enabled: payments.enabled, presets, min, max };
+  const settings = JSON.stringify({ signup: config.SIGNUP, mail: Boolean(config.SMTP_URL), topUpUrl: config.TOPUP_URL, topups });
   const page = readFileSync(index, 'utf8').replace(
     '<meta name="gengate-settings" content="{}" />',
     `<meta name="gengate-settings" content="${escapeAttr(settings)}" />`,
@@ -72,10 +75,10 @@ function load(dir: string, config: Config): Built | null {
  * answered from memory (the API calls the app makes are limited as usual).
  */
 export function registerConsoleRoutes(app: FastifyInstance, services: Services) {
-  const { config } = services;
+  const { config, payments } = services;
   const dir = config.CONSOLE_DIR ?? BUILT_CONSOLE;
   let built: Built | null | undefined;
-  const get = () => (built === undefined || built === null ? (built = load(dir, config)) : built);
+  const get = () => (built === undefined || built === null ? (built = load(dir, config, payments)) : built);
   for (const url of CONSOLE_PAGES) {
     app.get(url, async (_req, reply) => {
       const b = get();

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { failure } from '../../api/index.js';
-import { cancelPage, ForgedEvent, successPage, topupPage } from '../../payments/index.js';
+import { cancelPage, ForgedEvent, successPage } from '../../payments/index.js';
 import type { Services } from '../../services.js';
 import { limitPublic } from '../limits.js';
 
@@ -10,17 +10,15 @@ export const WEBHOOK_MAX_BYTES = 1024 * 1024;
 const html = 'text/html; charset=utf-8';
 
 /**
- * The top-up pages (GET /topup, /topup/success, /topup/cancel; they never credit anything) and,
+ * The pages Stripe Checkout returns to (GET /topup/success, /topup/cancel; they never credit anything;
+ * the top-up page /topup itself is the console's, src/http/routes/console.ts) and,
  * when STRIPE_SECRET_KEY is set, Stripe's webhook (POST /stripe/webhook): the raw body is verified
  * against its signature before anything is read from it (decision 1904).
  */
 export function registerPaymentRoutes(app: FastifyInstance, services: Services) {
   const { config, payments } = services;
-  const facts = { enabled: payments.enabled, amounts: payments.topups.amounts, publicBaseUrl: config.PUBLIC_BASE_URL };
-  const page = topupPage(facts);
   // Public pages, limited per client address like every public read; the webhook is not (Stripe retries a refusal, and a forged call is refused before any work).
   const limited = { onRequest: limitPublic(services) };
-  app.get('/topup', limited, async (_req, reply) => reply.type(html).send(page));
   app.get('/topup/success', limited, async (_req, reply) => reply.type(html).send(successPage()));
   app.get('/topup/cancel', limited, async (_req, reply) => reply.type(html).send(cancelPage(config.TOPUP_URL)));
   if (!config.STRIPE_SECRET_KEY) return;
