@@ -20,7 +20,7 @@ export type {
 export { buildCatalog, loadCatalog, BACKEND_KINDS } from './overrides.js';
 export { routeName, KEY_ENV } from './routes.js';
 export { hasInputMapping, makeCatalog, modelNames } from './catalog.js';
-export { KIE_ALIASES, type KieAlias } from './kie.js';
+export { KIE_ALIASES, KIE_JPG_IDS, type KieAlias } from './kie.js';
 export { KIE_SUNO, KIE_SUNO_FIELDS, KIE_SUNO_VERSIONS, withKieSuno } from './kie-suno.js';
 export { DEFAULT_MODELS } from './models/index.js';
 export { validateInput, checkMedia, findModel, type ValidatedInput } from './validate.js';

@@ -24,6 +24,9 @@ const GPT_IMAGE = { ...COMMON, resolution: { instead: 'quality' } } as const;
 const SEEDREAM = { ...COMMON, quality: { instead: 'resolution' } } as const;
 
 /** KIE.md §1, row by row (ids that equal a GenGate id carry their mapping under that id). */
+/** kie.ai ids whose `output_format` spells JPEG "jpg" (KIE.md §2): a kie upstream sends "jpg" to them. */
+export const KIE_JPG_IDS: ReadonlySet<string> = new Set(['google/nano-banana', 'google/nano-banana-edit', 'nano-banana-2', 'nano-banana-pro']);
+
 export const KIE_ALIASES: readonly KieAlias[] = [
   { name: 'google/nano-banana', model: 'google/nano-banana', input: { ...COMMON, image_size: 'aspect_ratio' } },
   { name: 'google/nano-banana-edit', model: 'google/nano-banana-edit', input: { ...COMMON, image_size: 'aspect_ratio', image_urls: 'image_input' } },

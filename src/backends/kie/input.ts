@@ -1,4 +1,4 @@
-import { KIE_ALIASES, KIE_SUNO, KIE_SUNO_VERSIONS, type KieAlias } from '../../catalog/index.js';
+import { KIE_ALIASES, KIE_JPG_IDS, KIE_SUNO, KIE_SUNO_VERSIONS, type KieAlias } from '../../catalog/index.js';
 
 /**
  * GenGate input → kie.ai input (DECISIONS §19, decision 0400: "share one table"). The kie.ai ids
@@ -10,8 +10,6 @@ import { KIE_ALIASES, KIE_SUNO, KIE_SUNO_VERSIONS, type KieAlias } from '../../c
 
 /** Fields GenGate applied itself before the hand-off (trims, the draft merge): never sent upstream. */
 const OURS = ['draft_task_id', 'trim_video_to', 'trim_to_duration', 'auto_trim'];
-/** kie.ai ids that spell JPEG "jpg" (KIE.md §2). */
-const JPG_IDS = new Set(['google/nano-banana', 'google/nano-banana-edit', 'nano-banana-2', 'nano-banana-pro']);
 /** Fields whose presence tells an image-to-* kie.ai id from its text-to-* sibling. */
 const PHOTO_FIELDS = new Set(['image_input', 'first_frame_url', 'last_frame_url']);
 
@@ -86,7 +84,7 @@ export function kieInput(
       if (ignoredThere && sentInput[name] !== undefined) out[name] = sentInput[name];
     }
   }
-  if (JPG_IDS.has(row.name) && out.output_format === 'jpeg') out.output_format = 'jpg';
+  if (KIE_JPG_IDS.has(row.name) && out.output_format === 'jpeg') out.output_format = 'jpg';
   return out;
 }
 
