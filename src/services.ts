@@ -197,7 +197,25 @@ async function assemble(core: Core, opened: Opened, opts: BuildOptions): Promise
     accessTtlMs: config.OAUTH_ACCESS_TOKEN_SECONDS * 1000,
     refreshTtlMs: config.OAUTH_REFRESH_TOKEN_DAYS * 86_400_000,
   });
-  return { ...core, limits, redis, files, facts, uploads, tasks, engine, metrics, guard, callbacks, webhooks, wakeups, routeHealth, moderation, payments, oauth };
+  return {
+    ...core,
+    limits,
+    redis,
+    files,
+    facts,
+    uploads,
+    tasks,
+    engine,
+    metrics,
+    guard,
+    callbacks,
+    webhooks,
+    wakeups,
+    routeHealth,
+    moderation,
+    payments,
+    oauth,
+  };
 }
 
 /** One Backend per upstream route of the catalog; loaded only by processes that run the engine. A missing credential is a ConfigError. */
