@@ -66,6 +66,9 @@ const Dashboard = z.object({
   failuresByCode: z.record(z.string(), n),
   inFlight: n.describe('Tasks not final at the end of each minute'),
   now: z.object({ waiting: z.number().int(), queuing: z.number().int(), generating: z.number().int() }),
+  active: z
+    .array(z.object({ model: z.string(), routeIndex: z.number().int(), state: z.enum(['waiting', 'queuing', 'generating']), count: z.number().int() }))
+    .describe('Tasks not final now per model and route (position from 0): the concurrency in use'),
   callbacks: z.object({ delivered: n, failed: n }).describe('Task callback attempts per minute'),
   money: z.object({ chargedMicros: n, refundedMicros: n }).describe('Micro-USD per minute from the ledger'),
 });

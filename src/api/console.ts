@@ -5,7 +5,10 @@ import type { Operation } from './operation.js';
  * each of these paths (emailed links point at /reset-password and /accept-invite). The app calls
  * only the API's own endpoints; these paths serve the page and nothing else.
  */
-export const CONSOLE_PAGES = ['/', '/signin', '/signup', '/forgot-password', '/reset-password', '/accept-invite', '/playground', '/tasks', '/tasks/:taskId'];
+/** The operator's pages (decision 2002): they call the admin API, which needs ADMIN_TOKEN set and an operator's session. */
+export const ADMIN_CONSOLE_PAGES = ['/admin', '/admin/accounts', '/admin/accounts/:accountId', '/admin/tasks', '/admin/models', '/admin/report'];
+
+export const CONSOLE_PAGES = ['/', '/signin', '/signup', '/forgot-password', '/reset-password', '/accept-invite', '/playground', '/tasks', '/tasks/:taskId', ...ADMIN_CONSOLE_PAGES];
 
 /** The console's built scripts and styles: content-hashed names, immutable. */
 export const CONSOLE_ASSETS_PATH = '/console/assets/:file';
@@ -18,6 +21,7 @@ const page = (path: string): Operation => ({
   summary: `The console page ${path} (the same HTML page for every console path; the app runs in the browser)`,
   description: 'Answered with cache-control no-store. See docs/console.md.',
   ...(path.includes(':taskId') ? { params: { taskId: 'A task id' } } : {}),
+  ...(path.includes(':accountId') ? { params: { accountId: 'An account id' } } : {}),
   ok: { type: 'text/html', description: 'The console page' },
 });
 

@@ -14,6 +14,8 @@ export interface DashboardSeries {
   inFlight: number[];
   /** Now: tasks per active state (`waiting` is the gengate_queue_depth gauge). */
   now: { waiting: number; queuing: number; generating: number };
+  /** Now: tasks not final per model and route (its position in the model's routes, from 0): the concurrency in use. */
+  active: Array<{ model: string; routeIndex: number; state: 'waiting' | 'queuing' | 'generating'; count: number }>;
   /** Task callback delivery attempts per minute: answered 2xx, or not. */
   callbacks: { delivered: number[]; failed: number[] };
   /** Money per minute in micro-USD, from the ledger: charges (positive), full and partial refunds (positive). */
@@ -55,9 +57,9 @@ export async function dashboardSeries(database: Database, now: number, minutes: 
       .execute(),
     db
       .selectFrom('tasks')
-      .select(['state', (eb) => eb.fn.countAll().as('n')])
+      .select(['model', 'route_index', 'state', (eb) => eb.fn.countAll().as('n')])
       .where('state', 'in', ['waiting', 'queuing', 'generating'])
-      .groupBy('state')
+      .groupBy(['model', 'route_index', 'state'])
       .execute(),
     db
       .selectFrom('webhook_attempts')
@@ -85,6 +87,7 @@ export async function dashboardSeries(database: Database, now: number, minutes: 
     failuresByCode: {},
     inFlight: zeros(),
     now: { waiting: 0, queuing: 0, generating: 0 },
+    active: [],
     callbacks: { delivered: zeros(), failed: zeros() },
     money: { chargedMicros: zeros(), refundedMicros: zeros() },
   };
@@ -101,7 +104,12 @@ export async function dashboardSeries(database: Database, now: number, minutes: 
     const code = r.fail_code === null ? 'none' : String(r.fail_code);
     (out.failuresByCode[code] ??= zeros())[i]! += Number(r.n);
   }
-  for (const r of active) out.now[r.state as keyof DashboardSeries['now']] = Number(r.n);
+  for (const r of active) {
+    const state = r.state as keyof DashboardSeries['now'];
+    out.now[state] += Number(r.n);
+    out.active.push({ model: r.model, routeIndex: Number(r.route_index), state, count: Number(r.n) });
+  }
+  out.active.sort((x, y) => x.model.localeCompare(y.model) || x.routeIndex - y.routeIndex || x.state.localeCompare(y.state));
   for (const r of attempts) {
     const i = at(r.b);
     if (i >= 0) (Number(r.ok) ? out.callbacks.delivered : out.callbacks.failed)[i]! += Number(r.n);
