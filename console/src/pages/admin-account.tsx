@@ -177,7 +177,11 @@ export function AdminAccount({ accountId }: { accountId: string }) {
       )}
       <h2>Members</h2>
       <ErrorBox error={members.error} title="The members cannot be listed" />
-      {members.data && members.data.length === 0 && <Empty>No members: the account is used with API keys only. Invite with `gengate member create`.</Empty>}
+      {members.data && members.data.length === 0 && (
+        <Empty>
+          No members: the account is used with API keys only. Add one with <code>gengate member create</code>.
+        </Empty>
+      )}
       {members.data && members.data.length > 0 && (
         <ul class="plain">
           {members.data.map((m) => (
@@ -253,7 +257,7 @@ export function AdminAccount({ accountId }: { accountId: string }) {
                 <td data-label="Kind">{KINDS[e.kind] ?? e.kind}</td>
                 <td data-label="Reason or task">{e.taskId ? <code>{e.taskId}</code> : e.reason}</td>
                 <td data-label="Amount (USD)" class="num">
-                  {usd(e.amountMicros)}
+                  {e.amount}
                 </td>
                 <td data-label="Balance after" class="num">
                   {e.balanceAfter}
