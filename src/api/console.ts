@@ -8,7 +8,18 @@ import type { Operation } from './operation.js';
 /** The operator's pages (decision 2002): they call the admin API, which needs ADMIN_TOKEN set and an operator's session. */
 export const ADMIN_CONSOLE_PAGES = ['/admin', '/admin/accounts', '/admin/accounts/:accountId', '/admin/tasks', '/admin/models', '/admin/report'];
 
-export const CONSOLE_PAGES = ['/', '/signin', '/signup', '/forgot-password', '/reset-password', '/accept-invite', '/playground', '/tasks', '/tasks/:taskId', ...ADMIN_CONSOLE_PAGES];
+export const CONSOLE_PAGES = [
+  '/',
+  '/signin',
+  '/signup',
+  '/forgot-password',
+  '/reset-password',
+  '/accept-invite',
+  '/playground',
+  '/tasks',
+  '/tasks/:taskId',
+  ...ADMIN_CONSOLE_PAGES,
+];
 
 /** The console's built scripts and styles: content-hashed names, immutable. */
 export const CONSOLE_ASSETS_PATH = '/console/assets/:file';

@@ -40,6 +40,7 @@ describe.each(dialects())('operator views of the admin API on %s', (dialect) => 
     expect(paged.body.data.items).toHaveLength(2);
     expect((await admin(`/tasks?limit=2&before=${paged.body.data.nextBefore}`)).body.data.items.map((t: { taskId: string }) => t.taskId)).toEqual([t1]);
     expect((await admin('/tasks?flag=stuck')).body.data.items).toEqual([]);
+    expect((await admin('/dashboard')).body.data.active).toEqual([{ model: 'google/nano-banana', routeIndex: 0, state: 'waiting', count: 3 }]);
 
     const now = clock.now();
     await s.services.database.tx(async (trx) => {
@@ -93,6 +94,7 @@ describe.each(dialects())('operator views of the admin API on %s', (dialect) => 
     expect(Object.keys(d.failuresByCode)).toEqual([String(failed.failCode)]);
     expect(d.inFlight[9]).toBe(0);
     expect(d.now).toEqual({ waiting: 0, queuing: 0, generating: 0 });
+    expect(d.active).toEqual([]);
     const entries = await s.services.database.db.selectFrom('ledger_entries').select(['kind', 'amount_micros']).execute();
     const total = (kinds: string[]) => entries.filter((e) => kinds.includes(e.kind)).reduce((x, e) => x + Number(e.amount_micros), 0);
     expect(sum(d.money.chargedMicros)).toBe(-total(['charge']));

@@ -133,7 +133,10 @@ describe.each(dialects())('the operator pages in Chromium on %s', (dialect) => {
     await page.getByLabel('Amount (USD: positive credits, negative debits)').fill('-100');
     await page.getByLabel('Reason (shown in the ledger)').fill('too much');
     await page.getByRole('button', { name: 'Adjust', exact: true }).click();
-    await page.getByText(/Refused:/).first().waitFor();
+    await page
+      .getByText(/Refused:/)
+      .first()
+      .waitFor();
     expect(await page.getByTestId('account-balance').textContent()).toBe('5.2500 USD');
 
     await page.getByLabel('Dialect').selectOption('kie');
@@ -154,7 +157,11 @@ describe.each(dialects())('the operator pages in Chromium on %s', (dialect) => {
     const waiting = await create(s, other.key, 'google/nano-banana', { prompt: 'held' });
     // A worker holds its lease (as the engine does while it works on a task).
     await s.services.database.tx(async (trx) => {
-      await trx.updateTable('tasks').set({ state: 'generating', locked_until: clock.now() + 600_000, locked_by: 'worker-7' }).where('id', '=', waiting).execute();
+      await trx
+        .updateTable('tasks')
+        .set({ state: 'generating', locked_until: clock.now() + 600_000, locked_by: 'worker-7' })
+        .where('id', '=', waiting)
+        .execute();
     });
     await visit(page, '/admin/tasks', 'admin-tasks');
     await expect.poll(() => page.locator('[data-testid=admin-tasks] tbody tr').count()).toBe(4);

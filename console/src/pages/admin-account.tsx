@@ -13,7 +13,15 @@ const KINDS: Record<LedgerEntry['kind'], string> = {
   adjustment: 'Adjustment',
 };
 
-function MoneyForm({ id, label, amountLabel, noteLabel, noteRequired, button, onSend }: {
+function MoneyForm({
+  id,
+  label,
+  amountLabel,
+  noteLabel,
+  noteRequired,
+  button,
+  onSend,
+}: {
   id: string;
   label: string;
   amountLabel: string;
@@ -72,7 +80,8 @@ export function AdminAccount({ accountId }: { accountId: string }) {
   const ledgerSum = (ledger.data ?? []).reduce((sum, e) => sum + e.amountMicros, 0);
 
   const setStatus = () =>
-    a && status.run(a.status === 'active' ? 'Disabled: its keys and sessions are refused (403).' : 'Enabled.', async () => {
+    a &&
+    status.run(a.status === 'active' ? 'Disabled: its keys and sessions are refused (403).' : 'Enabled.', async () => {
       await api('POST', `${base}/${a.status === 'active' ? 'disable' : 'enable'}`);
       account.reload();
     });

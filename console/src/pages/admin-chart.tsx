@@ -18,7 +18,13 @@ function loadUplot(): Promise<typeof uPlot> {
 const cssVar = (name: string) => getComputedStyle(document.documentElement).getPropertyValue(name).trim() || '#888';
 
 /** Draws `series` over `minutes` (Unix ms); the figure's caption and the summary text say the same in words for screen readers. */
-export function Chart({ title, minutes, series, format = String, summary }: {
+export function Chart({
+  title,
+  minutes,
+  series,
+  format = String,
+  summary,
+}: {
   title: string;
   minutes: number[];
   series: Series[];
@@ -46,7 +52,16 @@ export function Chart({ title, minutes, series, format = String, summary }: {
             cursor: { drag: { x: false, y: false } },
             scales: { x: { time: true } },
             axes: [axis, { ...axis, values: (_u, vals) => vals.map((v) => format(v)), size: 70 }],
-            series: [{}, ...series.map((s) => ({ label: s.label, stroke: s.color, width: 2, fill: `${s.color}22`, value: (_u: uPlot, v: number | null) => (v == null ? '—' : format(v)) }))],
+            series: [
+              {},
+              ...series.map((s) => ({
+                label: s.label,
+                stroke: s.color,
+                width: 2,
+                fill: `${s.color}22`,
+                value: (_u: uPlot, v: number | null) => (v == null ? '—' : format(v)),
+              })),
+            ],
           },
           [minutes.map((m) => m / 1000), ...series.map((s) => s.values)],
           box.current,

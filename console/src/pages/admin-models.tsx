@@ -99,7 +99,12 @@ export function AdminModels() {
                   </td>
                   <td data-label="Switch">
                     <span class={`badge ${m.enabled ? 'state-success' : 'off'}`}>{m.enabled ? 'enabled' : 'disabled'}</span>{' '}
-                    <button class={m.enabled ? 'danger' : 'primary'} onClick={() => flip(m)} disabled={action.busy} aria-label={`${m.enabled ? 'Disable' : 'Enable'} ${m.id}`}>
+                    <button
+                      class={m.enabled ? 'danger' : 'primary'}
+                      onClick={() => flip(m)}
+                      disabled={action.busy}
+                      aria-label={`${m.enabled ? 'Disable' : 'Enable'} ${m.id}`}
+                    >
                       {m.enabled ? 'Disable' : 'Enable'}
                     </button>
                   </td>

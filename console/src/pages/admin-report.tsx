@@ -22,7 +22,15 @@ interface Report {
   by: 'day' | 'month';
   periods: Array<Movements & { period: string }>;
   total: Movements;
-  reconciliation: { opening: string; movements: string; closing: string; balancesAtEnd: string; balancesNow: string; movementsAfter: string; reconciled: boolean };
+  reconciliation: {
+    opening: string;
+    movements: string;
+    closing: string;
+    balancesAtEnd: string;
+    balancesNow: string;
+    movementsAfter: string;
+    reconciled: boolean;
+  };
 }
 
 interface Topups {

@@ -131,11 +131,20 @@ export function AdminTasks({ query }: { query: URLSearchParams }) {
                 <td data-label="State">
                   <StateBadge state={t.state} /> {t.stuck && <span class="badge off">stuck</span>} {t.leased && <span class="badge">leased</span>}{' '}
                   {t.failedOver && <span class="badge">failed over</span>}
-                  {t.failMsg && <div class="muted small">{t.failCode ? `${t.failCode}: ` : ''}{t.failMsg}</div>}
+                  {t.failMsg && (
+                    <div class="muted small">
+                      {t.failCode ? `${t.failCode}: ` : ''}
+                      {t.failMsg}
+                    </div>
+                  )}
                 </td>
                 <td data-label="Engine">
                   {t.backend} · route {t.routeIndex + 1} · {t.attempts} {t.attempts === 1 ? 'attempt' : 'attempts'}
-                  {t.leased && <div class="muted small">held by {t.lockedBy} until {when(t.lockedUntil)}</div>}
+                  {t.leased && (
+                    <div class="muted small">
+                      held by {t.lockedBy} until {when(t.lockedUntil)}
+                    </div>
+                  )}
                   {t.lastError && <div class="muted small">last error: {t.lastError}</div>}
                 </td>
                 <td data-label="Created">{when(t.createTime)}</td>

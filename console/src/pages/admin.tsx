@@ -15,8 +15,8 @@ export function AdminRoutes({ path, query }: { path: string; query: URLSearchPar
     return (
       <Page title="Operators only">
         <p class="alert error" role="alert">
-          These pages are for operators: members with the operator role (<code>gengate member create --role operator</code>). The admin API refuses this
-          session (403).
+          These pages are for operators: members with the operator role (<code>gengate member create --role operator</code>). The admin API refuses this session
+          (403).
         </p>
         <p>
           <a href="/">Go home</a>
