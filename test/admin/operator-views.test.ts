@@ -110,3 +110,16 @@ describe.each(dialects())('operator views of the admin API on %s', (dialect) => 
     expect((await admin('/accounts/acc_nope/members')).status).toBe(404);
   });
 });
+
+describe('without ADMIN_TOKEN', () => {
+  it('has no admin API (404 "no route", which the operator pages turn into "set ADMIN_TOKEN")', async () => {
+    const s = await startServer('sqlite');
+    try {
+      const r = await s.call('GET', '/admin/v1/tasks');
+      expect(r.status).toBe(404);
+      expect(r.body.msg).toMatch(/^no route GET \/admin\/v1\/tasks/);
+    } finally {
+      await s.close();
+    }
+  });
+});

@@ -236,3 +236,27 @@ describe.each(dialects())('the operator pages in Chromium on %s', (dialect) => {
     }
   }, 60_000);
 });
+
+describe('the operator pages without ADMIN_TOKEN', () => {
+  it('say the admin API is off and how to turn it on', async () => {
+    const s = await startServer('sqlite', { CONSOLE_DIR: consoleBuild.dir, FIRST_RUN_ACCOUNT: 'false' });
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    try {
+      const ops = await s.account(0, 'Operations');
+      await s.services.members.create(ops.id, 'ops-off@gengate.example', 'operator', PASSWORD);
+      const p = await ctx.newPage();
+      await p.goto(`${s.url}/signin?next=${encodeURIComponent('/admin/accounts')}`);
+      await p.getByLabel('Email').fill('ops-off@gengate.example');
+      await p.getByLabel('Password').fill(PASSWORD);
+      await p.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await p.locator('h1', { hasText: 'Accounts' }).waitFor();
+      await expect
+        .poll(() => p.getByRole('alert').first().textContent(), { timeout: 15_000 })
+        .toContain('the admin API is off on this server: set ADMIN_TOKEN');
+      await expectAccessible(p, '/admin/accounts without ADMIN_TOKEN');
+    } finally {
+      await ctx.close();
+      await s.close();
+    }
+  }, 60_000);
+});
