@@ -185,7 +185,20 @@ describe.each(dialects())('the operator pages in Chromium on %s', (dialect) => {
   }, 60_000);
 
   it("disables a model from the models page, and the customer's playground says so", async () => {
+    // A task generating on the model's first route (held by a worker, so the engine leaves it alone).
+    const running = await create(s, customer.key, 'seedance-2.0-fast', { prompt: 'in use', duration: 4 });
+    await settle(s, customer.key, running);
+    const later = clock.now() + 3_600_000;
+    await s.services.database.tx(async (trx) => {
+      await trx
+        .updateTable('tasks')
+        .set({ state: 'generating', run_at: later, locked_until: later, locked_by: 'worker-9' })
+        .where('id', '=', running)
+        .execute();
+    });
     await visit(page, '/admin/models', 'admin-models');
+    await expect.poll(() => page.locator('tr[data-model="seedance-2.0-fast"]').textContent(), { timeout: 15_000 }).toContain('in use: 1');
+    expect(await page.locator('tr[data-model="google/nano-banana"]').textContent()).toContain('in use: 0');
     const row = page.locator('tr[data-model="suno-v6"]');
     expect(await row.textContent()).toContain('enabled');
     await page.getByRole('button', { name: 'Disable suno-v6' }).click();
@@ -208,6 +221,9 @@ describe.each(dialects())('the operator pages in Chromium on %s', (dialect) => {
     } finally {
       await cctx.close();
     }
+    await s.services.database.tx(async (trx) => {
+      await trx.updateTable('tasks').set({ state: 'success', locked_until: null, locked_by: null }).where('id', '=', running).execute();
+    });
     await page.getByRole('button', { name: 'Enable suno-v6' }).click();
     await expect.poll(() => row.locator('.badge').first().textContent(), { timeout: 15_000 }).toBe('enabled');
   }, 60_000);

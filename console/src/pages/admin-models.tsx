@@ -38,6 +38,9 @@ export function AdminModels() {
       switches.reload();
       catalog.reload();
     });
+  /** Tasks handed to a route and not final (queuing upstream or generating): its concurrency in use. */
+  const inUseOn = (model: string, routeIndex: number) =>
+    (load.data?.active ?? []).filter((a) => a.model === model && a.routeIndex === routeIndex && a.state !== 'waiting').reduce((n, a) => n + a.count, 0);
   const error = switches.error ?? catalog.error ?? routes.error;
 
   return (
@@ -75,11 +78,15 @@ export function AdminModels() {
                   </td>
                   <td data-label="Price in force">{entry?.pricing.display ?? '—'}</td>
                   <td data-label="Routes">
-                    {own.length === 0 && <span class="muted">{routes.data ? 'the local backend' : '…'}</span>}
+                    {own.length === 0 && (
+                      <span class="muted">
+                        {routes.data ? 'the local backend' : '…'}
+                        <span class="small"> · in use: {inUseOn(m.id, 0)}</span>
+                      </span>
+                    )}
                     <ul class="plain">
                       {own.map((r, i) => {
                         const [cls, words] = BREAKER[r.state];
-                        const inUse = (load.data?.active ?? []).filter((a) => a.model === m.id && a.routeIndex === i && a.state !== 'waiting');
                         return (
                           <li key={r.route}>
                             <code>{r.route}</code> ({r.backend}) <span class={`badge ${cls}`}>{words}</span>
@@ -91,7 +98,7 @@ export function AdminModels() {
                                 {r.account.low && <span class="badge off">below {r.account.minCredit}: skipped</span>}
                               </span>
                             )}
-                            <span class="small"> · in use: {inUse.reduce((n, a) => n + a.count, 0)}</span>
+                            <span class="small"> · in use: {inUseOn(m.id, i)}</span>
                           </li>
                         );
                       })}
