@@ -4,7 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, whenSignedOut } from './api.js';
 import { interceptLinks, navigate, useLocation } from './router.js';
 import { refreshSession, signedOut, useSession } from './session.js';
-import { Loading } from './ui.js';
+import { ErrorBox, Loading } from './ui.js';
 import { AcceptInvite, ForgotPassword, ResetPassword, SignIn, SignUp } from './pages/auth.js';
 import { Home } from './pages/home.js';
 import { Playground } from './pages/playground.js';
@@ -74,6 +74,7 @@ function Nav() {
             {link('/usage', 'Usage')}
             {link('/keys', 'Keys')}
             {link('/webhooks', 'Webhooks')}
+            {session.session.role === 'operator' && link('/admin', 'Operator')}
             <li>
               <a href="/docs">API reference</a>
             </li>
@@ -104,6 +105,18 @@ function Nav() {
   );
 }
 
+type AdminModule = typeof import('./pages/admin.js');
+
+/** The operator's pages, fetched the first time one is opened (customers never load them). */
+function Admin({ path, query }: { path: string; query: URLSearchParams }) {
+  const [mod, setMod] = useState<AdminModule | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => void import('./pages/admin.js').then(setMod, () => setError(new Error('the operator pages could not be loaded; reload the page'))), []);
+  if (error) return <ErrorBox error={error} />;
+  if (!mod) return <Loading what="the operator pages" />;
+  return <mod.AdminRoutes path={path} query={query} />;
+}
+
 function Routes() {
   const loc = useLocation();
   const session = useSession();
@@ -129,6 +142,7 @@ function Routes() {
   if (path === '/webhooks') return <Webhooks />;
   if (path === '/usage') return <Usage query={loc.searchParams} />;
   if (path === '/topup') return <TopUp />;
+  if (path === '/admin' || path.startsWith('/admin/')) return <Admin path={path} query={loc.searchParams} />;
   const task = /^\/tasks\/([^/]+)$/.exec(path);
   if (task) return <TaskDetail taskId={decodeURIComponent(task[1]!)} />;
   return (

@@ -2,6 +2,9 @@
 // and /accept-invite), served by the server's console routes; everything else is a normal link.
 import { useEffect, useState } from 'preact/hooks';
 
+/** The operator's pages (console/src/pages/admin.tsx). */
+export const ADMIN_PAGES = ['/admin', '/admin/accounts', '/admin/tasks', '/admin/models', '/admin/report'];
+
 /** The console's own paths (the server serves index.html for each; src/api/console.ts lists them too). */
 export const PAGES = [
   '/',
@@ -16,10 +19,11 @@ export const PAGES = [
   '/webhooks',
   '/usage',
   '/topup',
+  ...ADMIN_PAGES,
 ];
 
 export function isConsolePath(path: string): boolean {
-  return PAGES.includes(path) || /^\/tasks\/[^/]+$/.test(path);
+  return PAGES.includes(path) || /^\/tasks\/[^/]+$/.test(path) || /^\/admin\/accounts\/[^/]+$/.test(path);
 }
 
 const listeners = new Set<() => void>();

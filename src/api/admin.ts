@@ -12,6 +12,7 @@ import { keyBodies, readKeyChanges, readNewKey } from './key-bodies.js';
 import { reportAnswer, ReportAnswer, reportQuery, usageAnswer, UsageAnswer, usageQuery } from './usage.js';
 import { Alert, alertBody } from './alerts.js';
 import { callbackUrlCheck } from '../callbacks/index.js';
+import { adminViewOperations } from './admin-views.js';
 
 const rateLimit = z.number().int().min(1).max(1_000_000_000).nullable();
 const signedUsd = z
@@ -342,4 +343,5 @@ export const ADMIN_OPERATIONS: AdminOperation[] = [
     },
     (s, call) => reportAnswer(s, call.query),
   ),
+  ...adminViewOperations(base),
 ];

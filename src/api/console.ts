@@ -5,6 +5,9 @@ import type { Operation } from './operation.js';
  * each of these paths (emailed links point at /reset-password and /accept-invite). The app calls
  * only the API's own endpoints; these paths serve the page and nothing else.
  */
+/** The operator's pages (decision 2002): they call the admin API, which needs ADMIN_TOKEN set and an operator's session. */
+export const ADMIN_CONSOLE_PAGES = ['/admin', '/admin/accounts', '/admin/accounts/:accountId', '/admin/tasks', '/admin/models', '/admin/report'];
+
 export const CONSOLE_PAGES = [
   '/',
   '/signin',
@@ -19,6 +22,7 @@ export const CONSOLE_PAGES = [
   '/webhooks',
   '/usage',
   '/topup',
+  ...ADMIN_CONSOLE_PAGES,
 ];
 
 /** The console's built scripts and styles: content-hashed names, immutable. */
@@ -38,6 +42,7 @@ const page = (path: string): Operation => ({
       }
     : {}),
   ...(path.includes(':taskId') ? { params: { taskId: 'A task id' } } : {}),
+  ...(path.includes(':accountId') ? { params: { accountId: 'An account id' } } : {}),
   ok: { type: 'text/html', description: 'The console page' },
 });
 

@@ -20,3 +20,4 @@ export { sunoCallback, sunoView, sunoStatus, SUNO_ORIGIN, SUNO_STATUS, SUNO_FAIL
 export { jobOf } from './job.js';
 export { callbackDue, finishedSignals } from './finished.js';
 export { type Cancelled } from './cancel.js';
+export { listAllTasks, TASK_FLAGS, type TaskFlag, type OperatorTask, type OperatorTaskQuery } from './operator-list.js';
