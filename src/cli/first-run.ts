@@ -29,6 +29,8 @@ export async function firstRun(services: Services, print: (line: string) => void
   print(`  ${created.apiKey}`);
   print('Try it:');
   print(`  curl -H "Authorization: Bearer ${created.apiKey}" ${config.PUBLIC_BASE_URL}/api/v1/user/balance`);
+  print(`Web console: ${config.PUBLIC_BASE_URL}/ (sign in with the key for a look, or as a member to run models:`);
+  print(`  npx gengate member create --account ${created.account.id} --email you@example.com --role owner)`);
   print('');
   return true;
 }
