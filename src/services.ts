@@ -156,6 +156,7 @@ async function assemble(core: Core, opened: Opened, opts: BuildOptions): Promise
       callTimeoutMs: config.BACKEND_CALL_TIMEOUT_MS,
       concurrency: config.ENGINE_CONCURRENCY,
       upstreamPollMs: config.UPSTREAM_POLL_MS,
+      inFlight: config.ENGINE_IN_FLIGHT,
     },
   });
   const wakeups = opened.add(await step('wake-ups', () => connectWakeups(tasks.signals, { redis, databaseUrl: config.DATABASE_URL, database })), (w) =>

@@ -47,9 +47,13 @@ export interface EngineDeps {
     concurrency: number;
     /** First poll interval of an upstream route (UPSTREAM_POLL_MS); grows with the time since the hand-off. */
     upstreamPollMs: number;
+    /** Handed tasks one worker keeps polling from memory (ENGINE_IN_FLIGHT; 0: every poll goes through the database). */
+    inFlight: number;
   };
   /** This engine's id; every claim's lease token starts with it. */
   workerId: string;
+  /** Keeps a handed task whose poll found nothing new, polling it again from memory (watch.ts); false: release it as before. */
+  keep?: (task: TaskWork, afterMs: number) => Promise<boolean>;
 }
 
 export { jobOf };

@@ -58,11 +58,14 @@ export async function stepTask(deps: EngineDeps, task: TaskWork): Promise<void> 
     breaker?.success();
     switch (status.state) {
       case 'queued':
+        // Nothing new: no write while this worker can keep the task (decision 2102).
+        if (task.state === 'queuing' && kind !== 'local' && (await keep(deps, task, recheck(status, next)))) return;
         await release(deps, task, recheck(status, next), { attempts: 0 });
         return;
       case 'running': {
         // Progress never goes back and reaches 100 only with success (DECISIONS §6).
         const progress = Math.max(Number(task.progress), Math.min(99, Math.floor(Number(status.progress) || 0)));
+        if (task.state === 'generating' && kind !== 'local' && progress === Number(task.progress) && (await keep(deps, task, recheck(status, next)))) return;
         if (task.state === 'queuing') {
           const now = clock.now();
           await deps.database.tx((trx) =>
@@ -114,6 +117,11 @@ export async function stepTask(deps: EngineDeps, task: TaskWork): Promise<void> 
     const wait = Math.min(kind === 'local' ? Infinity : MAX_POLL_RETRY_MS, Math.max(settings.retryMs * 2 ** (attempts - 1), kind === 'local' ? 0 : next));
     await release(deps, task, wait, { attempts, last_error: message.slice(0, 500) });
   }
+}
+
+/** Whether the engine keeps the unchanged upstream task in memory (watch.ts; the local backend's renders are short and stay as they were). */
+function keep(deps: EngineDeps, task: TaskWork, afterMs: number): Promise<boolean> {
+  return deps.keep ? deps.keep(task, afterMs) : Promise.resolve(false);
 }
 
 async function removeOutput(out: BackendOutput): Promise<void> {
