@@ -93,8 +93,8 @@ export class Engine {
     });
     options.signals.on('created', () => this.work.wake());
     options.signals.on('due', (taskId) => {
-      // A notice made the task due: the claim that follows takes it (with a new token), not this worker's poll timer.
-      this.watches.drop(taskId);
+      // A notice made the task due: if this worker holds it, it polls it at once (no claim can take it while its watch lease lasts).
+      this.watches.wake(taskId);
       this.work.wake();
     });
   }

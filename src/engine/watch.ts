@@ -1,17 +1,22 @@
 import { sql } from 'kysely';
 import { ACTIVE_STATES } from '../tasks/index.js';
 import type { EngineDeps, TaskWork } from './deps.js';
+import { leaseUntil } from './lease.js';
 
 /** Ids per renewal statement (SQLite allows 32,766 parameters; PostgreSQL 65,535). */
 const CHUNK = 1000;
+/** Polls of held tasks at once (outbound connections; docs/operations.md); the others wait their turn in order. */
+export const HELD_POLLS_AT_ONCE = 64;
 
 interface Held {
   task: TaskWork;
   timer: NodeJS.Timeout | null;
-  /** A poll of it runs now. */
+  /** A poll of it runs or waits for its turn. */
   busy: boolean;
   /** Set by `keep` during that poll: poll again after this many ms. */
   again: number | null;
+  /** An upstream notice made it due: poll at once, and the next unchanged poll takes the watch lease again. */
+  noticed: boolean;
   /** A renewal found it no longer this worker's while a poll ran. */
   lost: boolean;
 }
@@ -19,13 +24,16 @@ interface Held {
 /**
  * Handed tasks this worker keeps polling from memory while their upstream reports no change
  * (issue 21, decision 2102). A poll that finds nothing new writes nothing: the task stays claimed
- * by this worker's token (`locked_by`) and its `run_at`, pushed ahead by the watch lease
- * (2 × ENGINE_LEASE_MS), is the lease: no claim scans it (the claim reads due tasks only), and if
- * this worker dies the task becomes due when that time passes and any worker claims it with a new
- * token (fenced: decision 0014). One statement per renewal round pushes `run_at` of every held task
- * whose lease is half used, and reports which are still this worker's: a task claimed by another
- * worker, cancelled, or made due by an upstream notice (its `run_at` set to now, which a renewal
- * never overwrites) is let go. A poll that finds a change runs the usual step and its writes.
+ * by this worker's token (`locked_by`) under the watch lease (2 × ENGINE_LEASE_MS), written both
+ * to `run_at` (so no claim scans it: the claim reads due tasks only) and to `locked_until` (by the
+ * lease clock, PostgreSQL's on PostgreSQL, so a worker whose clock runs ahead cannot take it early).
+ * If this worker dies the task becomes due when both have passed and any worker claims it with a
+ * new token (fenced: decision 0014). One statement per renewal round pushes both ahead for every
+ * held task that has used half of its lease, and says which are still this worker's: a task another
+ * worker claimed, or that was cancelled or finished, is let go. An upstream notice sets `run_at` to
+ * now (notice.ts), which a renewal never overwrites; its `due` signal (or, if that was lost, the
+ * renewal) has the holder poll the task at once. A poll that finds a change runs the usual step and
+ * its writes, which end the hold.
  */
 export class Watches {
   private readonly held = new Map<string, Held>();
@@ -36,6 +44,8 @@ export class Watches {
   private enabled = false;
   /** Polls of held tasks running now (stop waits for them). */
   private readonly polling = new Set<Promise<void>>();
+  /** Held tasks whose poll is due while HELD_POLLS_AT_ONCE run. */
+  private readonly queue: Held[] = [];
 
   constructor(
     private readonly deps: EngineDeps,
@@ -57,47 +67,72 @@ export class Watches {
    * Keeps a task whose poll found nothing new, to poll again after `afterMs`; false when it cannot be
    * kept (watching off or full, stopping, or the task is no longer this claim's): the caller then
    * releases it through the database as before. A task not held yet takes its watch lease with one
-   * write; a held one costs nothing.
+   * write (so does a held one after a notice); otherwise a held one costs nothing.
    */
   async keep(task: TaskWork, afterMs: number): Promise<boolean> {
     if (this.stopping) return false;
     const entry = this.held.get(task.id);
     if (entry && entry.task === task) {
       if (entry.lost) return false;
+      if (entry.noticed) {
+        entry.noticed = false;
+        // The notice set run_at to now (or earlier): take the lease again unless the task moved on.
+        if (!(await this.take(task, 'noticed'))) return false;
+      }
       entry.again = afterMs;
       return true;
     }
     if (!this.enabled || this.held.size >= this.deps.settings.inFlight) return false;
-    const { database, clock } = this.deps;
-    const now = clock.now();
-    const until = Math.min(now + this.leaseMs, Number(task.deadline_at));
-    // Compare-and-set on the claim's token and on run_at as the claim saw it: a notice that made the task due meanwhile wins (the caller's release keeps it).
-    const res = await database.tx(
-      (w) =>
-        w
-          .updateTable('tasks')
-          .set({ run_at: until, locked_until: null, updated_at: now })
-          .where('id', '=', task.id)
-          .where('locked_by', '=', task.lease)
-          .where('run_at', '=', Number(task.run_at))
-          .executeTakeFirst(),
-      { atomic: false },
-    );
-    if (Number(res.numUpdatedRows) !== 1) return false;
-    task.run_at = until;
-    task.locked_until = null;
-    this.held.set(task.id, { task, timer: null, busy: false, again: null, lost: false });
+    if (!(await this.take(task, 'claimed'))) return false;
+    this.held.set(task.id, { task, timer: null, busy: false, again: null, noticed: false, lost: false });
     this.schedule(task.id, afterMs);
     this.startRenewals();
     return true;
   }
 
-  /** Forgets a task another claim of this worker now holds, or that an upstream notice made due (the claim that follows takes it). */
+  /**
+   * Writes the watch lease: compare-and-set on the claim's token and on `run_at`, which is as the
+   * claim saw it (a notice that made the task due meanwhile wins: the caller's release keeps it), or,
+   * after a notice, at most now.
+   */
+  private async take(task: TaskWork, after: 'claimed' | 'noticed'): Promise<boolean> {
+    const { database, clock } = this.deps;
+    const now = clock.now();
+    const until = Math.min(now + this.leaseMs, Number(task.deadline_at));
+    const res = await database.tx(
+      (w) =>
+        w
+          .updateTable('tasks')
+          .set({ run_at: until, locked_until: leaseUntil(w, now, this.leaseMs) as unknown as number, updated_at: now })
+          .where('id', '=', task.id)
+          .where('locked_by', '=', task.lease)
+          .where('run_at', after === 'claimed' ? '=' : '<=', after === 'claimed' ? Number(task.run_at) : now)
+          .where('state', 'in', ACTIVE_STATES)
+          .executeTakeFirst(),
+      { atomic: false },
+    );
+    if (Number(res.numUpdatedRows) !== 1) return false;
+    task.run_at = until;
+    return true;
+  }
+
+  /** Forgets a task that a new claim of this worker holds now. */
   drop(taskId: string): void {
     const entry = this.held.get(taskId);
     if (!entry || entry.busy) return;
     if (entry.timer) clearTimeout(entry.timer);
     this.held.delete(taskId);
+  }
+
+  /** An upstream notice made the task due: a held one is polled at once, ahead of the queue. */
+  wake(taskId: string): void {
+    const entry = this.held.get(taskId);
+    if (!entry || this.stopping) return;
+    entry.noticed = true;
+    if (entry.busy) return;
+    if (entry.timer) clearTimeout(entry.timer);
+    entry.timer = null;
+    this.launch(entry);
   }
 
   /** Starts keeping tasks (the engine's loop runs). */
@@ -116,6 +151,7 @@ export class Watches {
     if (this.renewTimer) clearInterval(this.renewTimer);
     this.renewTimer = null;
     for (const entry of this.held.values()) if (entry.timer) clearTimeout(entry.timer);
+    this.queue.length = 0;
     await Promise.allSettled([this.renewing, ...this.polling]);
     const held = [...this.held.values()];
     this.held.clear();
@@ -128,13 +164,9 @@ export class Watches {
             w
               .updateTable('tasks')
               .set({ run_at: now, locked_by: null, locked_until: null })
-              .where(
-                'id',
-                'in',
-                part.map((e) => e.task.id),
-              )
-              .where('locked_by', 'in', [...new Set(part.map((e) => e.task.lease))])
-              .where('run_at', '>', now)
+              .where('id', 'in', ids(part))
+              .where('locked_by', 'in', leases(part))
+              .where('state', 'in', ACTIVE_STATES)
               .execute(),
           { atomic: false },
         )
@@ -145,18 +177,28 @@ export class Watches {
   private schedule(taskId: string, afterMs: number): void {
     const entry = this.held.get(taskId);
     if (!entry || this.stopping) return;
-    entry.timer = setTimeout(
-      () => {
-        const p = this.run(entry).finally(() => this.polling.delete(p));
-        this.polling.add(p);
-      },
-      Math.max(0, afterMs),
-    );
+    entry.timer = setTimeout(() => {
+      entry.timer = null;
+      entry.busy = true;
+      if (this.polling.size >= HELD_POLLS_AT_ONCE) this.queue.push(entry);
+      else this.launch(entry);
+    }, afterMs);
+  }
+
+  private launch(entry: Held): void {
+    entry.busy = true;
+    const p = this.run(entry).finally(() => {
+      this.polling.delete(p);
+      // The next held task whose poll is due, unless it was let go meanwhile.
+      for (let next = this.queue.shift(); next && !this.stopping; next = this.queue.shift()) {
+        if (this.held.get(next.task.id) === next) return this.launch(next);
+        next.busy = false;
+      }
+    });
+    this.polling.add(p);
   }
 
   private async run(entry: Held): Promise<void> {
-    entry.timer = null;
-    entry.busy = true;
     entry.again = null;
     try {
       await this.poll(entry.task);
@@ -167,6 +209,7 @@ export class Watches {
     }
     if (this.held.get(entry.task.id) !== entry) return;
     if (entry.again === null || entry.lost || this.stopping) this.held.delete(entry.task.id);
+    else if (entry.noticed) this.wake(entry.task.id);
     else this.schedule(entry.task.id, entry.again);
   }
 
@@ -183,54 +226,71 @@ export class Watches {
 
   /** Pushes the watch lease of every held task that has used half of it; lets go of those no longer this worker's. */
   private async renew(): Promise<void> {
-    const { database, clock } = this.deps;
     if (this.held.size === 0) {
       if (this.renewTimer) clearInterval(this.renewTimer);
       this.renewTimer = null;
       return;
     }
-    const now = clock.now();
+    const now = this.deps.clock.now();
     const due = [...this.held.values()].filter((e) => Number(e.task.run_at) - now < this.leaseMs / 2);
     for (let i = 0; i < due.length; i += CHUNK) {
-      const part = due.slice(i, i + CHUNK);
-      const until = now + this.leaseMs;
-      let kept: Set<string>;
       try {
-        const rows = await database.tx(
-          (w) =>
-            w
-              .updateTable('tasks')
-              .set({ run_at: sql<number>`CASE WHEN deadline_at < ${until} THEN deadline_at ELSE CAST(${until} AS bigint) END` as unknown as number })
-              .where(
-                'id',
-                'in',
-                part.map((e) => e.task.id),
-              )
-              .where('locked_by', 'in', [...new Set(part.map((e) => e.task.lease))])
-              .where('run_at', '>', now)
-              .where('state', 'in', ACTIVE_STATES)
-              .returning(['id', 'run_at'])
-              .execute(),
-          { atomic: false },
-        );
-        kept = new Set(rows.map((r) => r.id));
-        for (const r of rows) {
-          const entry = this.held.get(r.id);
-          if (entry) entry.task.run_at = Number(r.run_at);
-        }
+        await this.renewPart(due.slice(i, i + CHUNK), now);
       } catch (e) {
         // The leases run on; the next round tries again.
         this.deps.countHeartbeatFailure('error');
         this.deps.log.error({ err: e }, 'engine: renewing the held tasks failed');
-        continue;
-      }
-      for (const e of part) {
-        if (kept.has(e.task.id) || this.held.get(e.task.id) !== e) continue;
-        // Another worker's now, cancelled, finished, or made due by a notice: its next writes would not match anyway.
-        if (e.timer) clearTimeout(e.timer);
-        if (!e.busy) this.held.delete(e.task.id);
-        else e.lost = true;
       }
     }
   }
+
+  private async renewPart(part: Held[], now: number): Promise<void> {
+    const { database } = this.deps;
+    const until = now + this.leaseMs;
+    const rows = await database.tx(
+      (w) =>
+        w
+          .updateTable('tasks')
+          .set({
+            run_at: sql<number>`CASE WHEN deadline_at < ${until} THEN deadline_at ELSE CAST(${until} AS bigint) END` as unknown as number,
+            locked_until: leaseUntil(w, now, this.leaseMs) as unknown as number,
+          })
+          .where('id', 'in', ids(part))
+          .where('locked_by', 'in', leases(part))
+          .where('run_at', '>', now)
+          .where('state', 'in', ACTIVE_STATES)
+          .returning(['id', 'run_at'])
+          .execute(),
+      { atomic: false },
+    );
+    const kept = new Set(rows.map((r) => r.id));
+    for (const r of rows) {
+      const entry = this.held.get(r.id);
+      if (entry) entry.task.run_at = Number(r.run_at);
+    }
+    const missing = part.filter((e) => !kept.has(e.task.id) && this.held.get(e.task.id) === e);
+    if (missing.length === 0) return;
+    // Still this worker's and active: a notice made it due (its signal did not come): poll it now. Else let it go.
+    const noticed = await database.db
+      .selectFrom('tasks')
+      .select('id')
+      .where('id', 'in', ids(missing))
+      .where('locked_by', 'in', leases(missing))
+      .where('state', 'in', ACTIVE_STATES)
+      .execute();
+    const ours = new Set(noticed.map((r) => r.id));
+    for (const e of missing) {
+      if (this.held.get(e.task.id) !== e) continue;
+      if (ours.has(e.task.id)) {
+        this.wake(e.task.id);
+        continue;
+      }
+      if (e.timer) clearTimeout(e.timer);
+      if (e.busy) e.lost = true;
+      else this.held.delete(e.task.id);
+    }
+  }
 }
+
+const ids = (part: Held[]) => part.map((e) => e.task.id);
+const leases = (part: Held[]) => [...new Set(part.map((e) => e.task.lease))];

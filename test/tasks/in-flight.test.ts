@@ -185,7 +185,7 @@ describe.each(dialects())('an upstream notice for a held task on %s', (dialect) 
     await fake.close();
   });
 
-  it('wakes the task at once: the claim that follows takes it from the worker holding it', async () => {
+  it('wakes the task at once: the worker holding it polls it without waiting for its timer', async () => {
     fake.state.taskState = 'generating';
     const a = await s.account(1);
     const id = await create(s, a.key, 'nano-banana-2', { prompt: 'a heron' });
