@@ -26,7 +26,9 @@ const quick = Boolean(process.env.BENCH_QUICK);
 const TASKS = Number(process.env.BENCH_INFLIGHT_TASKS ?? (quick ? 1_000 : 10_000));
 const JOB_MS = Number(process.env.BENCH_INFLIGHT_JOB_MS ?? (quick ? 20_000 : 60_000));
 /** The window: everything in flight, nothing completing. */
-const HOLD_MS = Number(process.env.BENCH_INFLIGHT_HOLD_MS ?? (quick ? 8_000 : 20_000));
+const HOLD_MS = Number(process.env.BENCH_INFLIGHT_HOLD_MS ?? (quick ? 12_000 : 25_000));
+/** The window opens this long after the go: every task has had its first poll (UPSTREAM_POLL_MS, 4 s) and its hand-off news is written. */
+const SETTLE_MS = 6_000;
 /** The route kind the model is sent to; the fake speaks kie.ai's jobs API, which `same-api` (and `kie`) read. */
 const ROUTE = process.env.BENCH_INFLIGHT_ROUTE ?? 'same-api';
 const MODEL = 'nano-banana-2';
@@ -228,7 +230,7 @@ async function runOnce(database: 'sqlite' | 'postgres', pgBase: string | undefin
     // The window: everything in flight, nothing completes until it ends; then the jobs complete over JOB_MS.
     await fetch(`${fake.url}/go?holdMs=${HOLD_MS}&spreadMs=${JOB_MS}`, { method: 'POST' });
     const windowEnd = Date.now() + HOLD_MS;
-    await sleep(1_000);
+    await sleep(SETTLE_MS);
     const statsOf = async () => (await fetch(`${fake.url}/stats`)).json() as Promise<{ recordInfos: number; jobs: Array<[string, number | null, number]> }>;
     const tx0 = await metric(server.url, 'gengate_database_write_transactions_total');
     const rows0 = database === 'sqlite' ? await metric(server.url, 'gengate_database_rows_written_total') : 0;
@@ -237,7 +239,7 @@ async function runOnce(database: 'sqlite' | 'postgres', pgBase: string | undefin
     const cpu0 = cpuMs(pid) ?? 0;
     const w0 = Date.now();
     let rssInFlightMb = rssMb(pid);
-    while (Date.now() < windowEnd - 2_000) {
+    while (Date.now() < windowEnd - 1_500) {
       await sleep(500);
       rssInFlightMb = Math.max(rssInFlightMb, rssMb(pid));
     }

@@ -53,7 +53,7 @@ function indexedBy<C extends { sql: string }>(compiled: C, index: string): C {
 const SWEEP_EVERY_MS = 10_000;
 
 /** What the engine is built from; the counters default to none. */
-export type EngineOptions = Omit<EngineDeps, 'workerId' | 'log' | 'countSubmit' | 'countHeartbeatFailure' | 'keep'> &
+export type EngineOptions = Omit<EngineDeps, 'workerId' | 'log' | 'countSubmit' | 'countHeartbeatFailure' | 'watch'> &
   Partial<Pick<EngineDeps, 'countSubmit' | 'countHeartbeatFailure'>>;
 
 /**
@@ -80,9 +80,9 @@ export class Engine {
       ...options,
       log,
       workerId: this.workerId,
-      keep: (task, afterMs) => this.watches.keep(task, afterMs),
     };
     this.watches = new Watches(this.deps, (task) => this.run(task));
+    this.deps.watch = this.watches;
     this.work = new WorkLoop<TaskWork>({
       name: 'engine',
       concurrency: options.settings.concurrency,

@@ -1,7 +1,8 @@
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import type { DB } from '../store/index.js';
 import { ACTIVE_STATES } from '../tasks/index.js';
 import type { EngineDeps, TaskWork } from './deps.js';
-import { leaseUntil } from './lease.js';
+import { keepNotice, leaseUntil } from './lease.js';
 
 /** Ids per renewal statement (SQLite allows 32,766 parameters; PostgreSQL 65,535). */
 const CHUNK = 1000;
@@ -59,8 +60,41 @@ export class Watches {
   }
 
   /** The watch lease: how long a held task stays this worker's without a renewal. */
-  private get leaseMs(): number {
+  get leaseMs(): number {
     return 2 * this.deps.settings.leaseMs;
+  }
+
+  /** Whether a task not held yet could be kept now. */
+  room(): boolean {
+    return this.enabled && !this.stopping && this.held.size < this.deps.settings.inFlight;
+  }
+
+  /** Whether this worker holds the task under this very claim. */
+  holds(task: TaskWork): boolean {
+    const entry = this.held.get(task.id);
+    return entry !== undefined && entry.task === task && !entry.lost;
+  }
+
+  /**
+   * The columns that put a task under the watch lease, for a write made while holding it (hand-off,
+   * a state or progress change): `run_at` as keepNotice does (a notice that came meanwhile wins).
+   */
+  leasePatch(w: Kysely<DB>, task: TaskWork, now: number): { run_at: number; locked_until: number; until: number } {
+    const until = Math.min(now + this.leaseMs, Number(task.deadline_at));
+    return { run_at: keepNotice(task, until), locked_until: leaseUntil(w, now, this.leaseMs) as unknown as number, until };
+  }
+
+  /** Holds a task whose write (leasePatch) the caller has just committed; polls it after `afterMs`. */
+  adopt(task: TaskWork, afterMs: number): void {
+    const entry = this.held.get(task.id);
+    if (entry && entry.task === task) {
+      entry.again = afterMs;
+      return;
+    }
+    if (entry?.timer) clearTimeout(entry.timer);
+    this.held.set(task.id, { task, timer: null, busy: false, again: null, noticed: false, lost: false });
+    this.schedule(task.id, afterMs);
+    this.startRenewals();
   }
 
   /**

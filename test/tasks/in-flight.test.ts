@@ -78,7 +78,7 @@ describe.each(dialects())('tasks in flight at an upstream on %s', (dialect) => {
     fake.state.taskState = 'generating';
     const a = await s.account(1);
     const id = await create(s, a.key, 'nano-banana-2', { prompt: 'a resting crane' });
-    await eventually(() => s.services.engine.held === 1);
+    await eventually(async () => (await info(s, a.key, id)).state === 'generating' && s.services.engine.held === 1);
     await s.services.engine.stop();
     expect(s.services.engine.held).toBe(0);
     const r = await row(id);
