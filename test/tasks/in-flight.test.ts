@@ -55,6 +55,7 @@ describe.each(dialects())('tasks in flight at an upstream on %s', (dialect) => {
     const id = await create(s, a.key, 'nano-banana-2', { prompt: 'a slow owl' });
     await eventually(async () => (await info(s, a.key, id)).state === 'generating');
     await eventually(() => s.services.engine.held === 1);
+    expect(await s.services.metrics.render()).toMatch(/^gengate_engine_held_tasks 1$/m);
     const polls0 = fake.state.recordInfos;
     const writes0 = s.services.database.writes();
     await eventually(() => fake.state.recordInfos - polls0 >= 40, 15_000);
