@@ -131,8 +131,9 @@ async function submitTo(deps: EngineDeps, task: TaskWork, ref: RouteRef, backend
     );
   });
   if (moved && watch) {
-    Object.assign(task, { ...handed, state: 'queuing', run_at: until });
-    watch.adopt(task, firstPoll);
+    // The row as it now is (with the trimmed inputs, which the result's checks and pricing read).
+    const held = Object.assign(ready, { ...handed, state: 'queuing' as const, run_at: until });
+    watch.adopt(held, firstPoll);
   }
   // The local backend keeps no job between steps: nothing is left behind.
   if (!moved && upstream) await dropOrphan(deps, task, ref, backend, job, ref_);
