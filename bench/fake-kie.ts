@@ -47,8 +47,10 @@ function png(): Buffer {
 
 interface Job {
   id: string;
-  /** The Idempotency-Key GenGate's same-api adapter sends: `gengate-<GenGate task id>`. */
+  /** The Idempotency-Key GenGate's same-api adapter sends: `gengate-<GenGate task id>` (a kie.ai adapter sends none). */
   key: string;
+  /** The prompt, which the bench makes unique per task: how it finds the job of a task whatever the route kind sends. */
+  prompt: string;
   createdAt: number;
   callBackUrl: string | null;
   notify: boolean;
@@ -101,11 +103,12 @@ const server = http.createServer((req, res) => {
       const key = String(req.headers['idempotency-key'] ?? '');
       const known = key ? byKey.get(key) : undefined;
       if (known) return send(res, 200, { code: 200, msg: 'success', data: { taskId: known } });
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { callBackUrl?: string };
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { callBackUrl?: string; input?: { prompt?: unknown } };
       const n = ++stats.creates;
       const job: Job = {
         id: `kie_${n}`,
         key,
+        prompt: String(body.input?.prompt ?? ''),
         createdAt: Date.now(),
         callBackUrl: body.callBackUrl || null,
         notify: NOTIFY_EVERY > 0 && n % NOTIFY_EVERY === 0,
@@ -133,7 +136,7 @@ const server = http.createServer((req, res) => {
       return send(res, 200, { code: 200, msg: 'success', data: { jobs: list.length } });
     }
     if (url.pathname === '/stats') {
-      const list = [...jobs.values()].map((j) => [j.key.replace(/^gengate-/, ''), j.doneAt, j.notify ? 1 : 0]);
+      const list = [...jobs.values()].map((j) => [j.prompt, j.doneAt, j.notify ? 1 : 0]);
       return send(res, 200, { ...stats, jobs: list });
     }
     send(res, 404, { code: 404, msg: 'no route', data: null });

@@ -200,7 +200,10 @@ async function runOnce(database: 'sqlite' | 'postgres', pgBase: string | undefin
     const t0 = Date.now();
     let sent = 0;
     let createErrors = 0;
-    const body = (i: number) => JSON.stringify({ model: MODEL, input: { prompt: `in flight ${i}: a paper boat` }, callBackUrl: hook });
+    // Each prompt is unique: the fake reports its jobs by prompt, whatever the route kind sends it.
+    const promptOf = (i: number) => `in flight ${i}: a paper boat`;
+    const byPrompt = new Map<string, string>();
+    const body = (i: number) => JSON.stringify({ model: MODEL, input: { prompt: promptOf(i) }, callBackUrl: hook });
     const client = async () => {
       while (sent < TASKS) {
         const i = sent++;
@@ -209,8 +212,13 @@ async function runOnce(database: 'sqlite' | 'postgres', pgBase: string | undefin
           body: body(i),
           headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
         }).catch(() => null);
-        if (!r || r.status !== 200) createErrors++;
-        await r?.arrayBuffer();
+        if (!r || r.status !== 200) {
+          createErrors++;
+          await r?.arrayBuffer();
+          continue;
+        }
+        const taskId = ((await r.json()) as { data?: { taskId?: string } }).data?.taskId;
+        if (taskId) byPrompt.set(promptOf(i), taskId);
       }
     };
     await Promise.all(Array.from({ length: 32 }, client));
@@ -268,8 +276,9 @@ async function runOnce(database: 'sqlite' | 'postgres', pgBase: string | undefin
     const stats = await statsOf();
     const noticed: number[] = [];
     const polled: number[] = [];
-    for (const [taskId, doneAt, notify] of stats.jobs) {
-      const at = arrived.get(taskId);
+    for (const [prompt, doneAt, notify] of stats.jobs) {
+      const taskId = byPrompt.get(prompt);
+      const at = taskId === undefined ? undefined : arrived.get(taskId);
       if (doneAt === null || at === undefined) continue;
       (notify ? noticed : polled).push(at - doneAt);
     }
