@@ -29,7 +29,7 @@ export function rssMb(pid: number): number {
 }
 
 /** User + system CPU milliseconds used so far by a process (Linux /proc; clock ticks are 10 ms). */
-function cpuMs(pid: number): number | undefined {
+export function cpuMs(pid: number): number | undefined {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
     return (Number(fields[11]) + Number(fields[12])) * 10;

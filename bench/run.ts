@@ -14,6 +14,7 @@ import { benchScale, printScale } from './scale.js';
 import { benchStartup, printStartup } from './startup.js';
 import { benchClassifier, benchModerationAttack, printModeration } from './moderation.js';
 import { benchUsage, printUsage } from './usage.js';
+import { benchInflight, printInflight } from './inflight.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
@@ -30,6 +31,12 @@ if (process.env.BENCH_ONLY === 'usage') {
   const figures = await benchUsage();
   printUsage(figures);
   process.exit(figures.every((f) => f.pass) ? 0 : 1);
+}
+/** BENCH_ONLY=inflight measures just the tasks-in-flight section (issue 21; BENCH_QUICK=1 for a small run). */
+if (process.env.BENCH_ONLY === 'inflight') {
+  const runs = await benchInflight();
+  printInflight(runs);
+  process.exit(runs.every((r) => r.pass) ? 0 : 1);
 }
 
 interface Target {
@@ -210,6 +217,8 @@ const limitCheck = await benchRateLimitCheck();
 const scale = await benchScale({ seconds, connections, rounds: Number(process.env.BENCH_ROUNDS ?? 3), tasks: Number(process.env.BENCH_SCALE_TASKS ?? 1000) });
 // Issue 19: usage and the money report over a million ledger entries (SQLite, and PostgreSQL when a URL is given).
 const usage = await benchUsage();
+// Issue 21: 10,000 tasks in flight at a kie-shaped upstream on one worker (SQLite, and PostgreSQL when a URL is given).
+const inflight = await benchInflight();
 const recordInfoCpu = results.find((r) => r.name === 'GET /api/v1/jobs/recordInfo')?.cpuUsPerReq;
 const limitShare = recordInfoCpu ? Math.round((limitCheck.usPerCheck / recordInfoCpu) * 1000) / 10 : undefined;
 
@@ -239,6 +248,7 @@ console.log(
 printModeration(classifier, attack);
 if (scale) printScale(scale);
 printUsage(usage);
+printInflight(inflight);
 for (const m of micro) console.log(m.name.padEnd(60), `median ${m.medianMs.toFixed(3)} ms`.padStart(20), `(limit ${m.maxMs} ms)`, m.pass ? 'PASS' : 'FAIL');
 console.log(
   `${uploadMemory.name}: ${uploadMemory.peakMb} MB (server ${uploadMemory.baseMb} MB before; ffmpeg ${uploadMemory.ffmpeg}; max 512)`,
@@ -248,7 +258,7 @@ for (const p of probes) console.log(`${p.name}: median ${p.medianMs} ms (for inf
 mkdirSync('bench/results', { recursive: true });
 writeFileSync(
   'bench/results/latest.json',
-  `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds, connections, http: results, startup, micro, burst, callbacks, classifier, attack, upload, uploadMemory, probes, limitCheck: { ...limitCheck, shareOfRecordInfoPercent: limitShare }, scale, usage }, null, 2)}\n`,
+  `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds, connections, http: results, startup, micro, burst, callbacks, classifier, attack, upload, uploadMemory, probes, limitCheck: { ...limitCheck, shareOfRecordInfoPercent: limitShare }, scale, usage, inflight }, null, 2)}\n`,
 );
 console.log('\nwritten bench/results/latest.json');
 process.exit(
@@ -262,7 +272,8 @@ process.exit(
     upload?.pass !== false &&
     uploadMemory.pass &&
     scale?.oneApi.pass !== false &&
-    usage.every((u) => u.pass)
+    usage.every((u) => u.pass) &&
+    inflight.every((r) => r.pass)
     ? 0
     : 1,
 );

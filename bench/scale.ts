@@ -22,7 +22,7 @@ export interface ScaleResult {
 const BODY = JSON.stringify({ model: 'google/nano-banana', input: { prompt: 'scale bench: a lighthouse', aspect_ratio: '1:1' } });
 
 /** A fresh PostgreSQL database next to the one `url` names; dropped by the returned function. */
-async function freshDatabase(url: string): Promise<{ url: string; drop: () => Promise<void> }> {
+export async function freshDatabase(url: string): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `gg_bench_${randomBytes(5).toString('hex')}`;
   const admin = async (q: string) => {
     const c = new pg.Client({ connectionString: url });

@@ -124,6 +124,7 @@ export const configSchema = z
     ENGINE_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4).describe('a whole number from 1 to 256'),
     ENGINE_LEASE_MS: z.coerce.number().int().min(500).max(3_600_000).default(30_000).describe('a whole number of milliseconds from 500 to 3600000'),
     ENGINE_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5).describe('a whole number from 1 to 100'),
+    ENGINE_IN_FLIGHT: z.coerce.number().int().min(0).max(1_000_000).default(20_000).describe('a whole number from 0 to 1000000'),
     ENGINE_RETRY_MS: z.coerce.number().int().min(0).max(600_000).default(2_000).describe('a whole number of milliseconds from 0 to 600000'),
     BACKEND_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).max(1_200_000).default(300_000).describe('a whole number of milliseconds from 100 to 1200000'),
     LOCAL_QUEUE_MS: z.coerce.number().int().min(0).max(600_000).default(1_000).describe('a whole number of milliseconds from 0 to 600000'),

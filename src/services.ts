@@ -8,7 +8,7 @@ import { RateLimits } from './limits/index.js';
 import type { Catalog } from './catalog/index.js';
 import { DiskBlobStore, Files, loadS3BlobStore, UploadFacts, Uploads, type BlobStore, type MediaFactsResolver } from './files/index.js';
 import { LocalBackend, loadUpstreams, type Backend } from './backends/index.js';
-import { Engine, RouteHealth, connectWakeups, registerEngineMetrics, type Wakeups } from './engine/index.js';
+import { Engine, RouteHealth, connectWakeups, registerEngineMetrics, registerHeldGauge, type Wakeups } from './engine/index.js';
 import { Tasks } from './tasks/index.js';
 import { Metrics } from './metrics/index.js';
 import { NetGuard } from './net/index.js';
@@ -162,8 +162,10 @@ async function assemble(core: Core, opened: Opened, opts: BuildOptions): Promise
       callTimeoutMs: config.BACKEND_CALL_TIMEOUT_MS,
       concurrency: config.ENGINE_CONCURRENCY,
       upstreamPollMs: config.UPSTREAM_POLL_MS,
+      inFlight: config.ENGINE_IN_FLIGHT,
     },
   });
+  registerHeldGauge(metrics.registry, () => engine.held);
   const wakeups = opened.add(await step('wake-ups', () => connectWakeups(tasks.signals, { redis, databaseUrl: config.DATABASE_URL, database })), (w) =>
     w.close(),
   );

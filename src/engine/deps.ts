@@ -1,11 +1,11 @@
-import type { Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { Backend } from '../backends/index.js';
 import type { Ledger } from '../billing/index.js';
 import type { Catalog } from '../catalog/index.js';
 import type { Clock } from '../clock.js';
 import type { Files } from '../files/index.js';
 import type { Database } from '../store/index.js';
-import type { TasksTable } from '../store/index.js';
+import type { DB, TasksTable } from '../store/index.js';
 import type { WorkLog } from '../store/index.js';
 import { jobOf, type TaskSignals } from '../tasks/index.js';
 import type { RouteHealth } from './routing.js';
@@ -18,6 +18,20 @@ export type HeartbeatFailure = 'error' | 'lost';
 
 /** A claimed task row and the token of the claim that holds it (also in `locked_by` while the lease lasts). */
 export type TaskWork = Selectable<TasksTable> & { seq: number; lease: string };
+
+/** What a step uses of the engine's held tasks (watch.ts). */
+export interface HeldTasks {
+  /** Keeps a handed task whose poll found nothing new, polling it again after `afterMs`; false: release it as before. */
+  keep(task: TaskWork, afterMs: number): Promise<boolean>;
+  /** Whether a task not held yet could be kept now. */
+  room(): boolean;
+  /** Whether this claim's task is held. */
+  holds(task: TaskWork): boolean;
+  /** The columns of a write that keeps (or puts) the task under the watch lease; `until` is its new run_at. */
+  leasePatch(w: Kysely<DB>, task: TaskWork, now: number): { run_at: number; locked_until: number; until: number };
+  /** Holds a task whose leasePatch write has committed; polls it after `afterMs`. */
+  adopt(task: TaskWork, afterMs: number): void;
+}
 
 /** Everything a step of the engine uses. */
 export interface EngineDeps {
@@ -47,9 +61,13 @@ export interface EngineDeps {
     concurrency: number;
     /** First poll interval of an upstream route (UPSTREAM_POLL_MS); grows with the time since the hand-off. */
     upstreamPollMs: number;
+    /** Handed tasks one worker keeps polling from memory (ENGINE_IN_FLIGHT; 0: every poll goes through the database). */
+    inFlight: number;
   };
   /** This engine's id; every claim's lease token starts with it. */
   workerId: string;
+  /** Handed tasks polled from memory (watch.ts); absent: every poll goes through the database. */
+  watch?: HeldTasks;
 }
 
 export { jobOf };

@@ -8,6 +8,7 @@ import { stepTask } from './step.js';
 import { sweepExpired } from './sweep.js';
 import type { EngineDeps, TaskWork } from './deps.js';
 import { holderOf, leaseNow, leaseUntil, renewLease } from './lease.js';
+import { Watches } from './watch.js';
 
 /** The little of a logger the engine uses (pino's app.log fits). */
 export type EngineLog = WorkLog;
@@ -52,7 +53,7 @@ function indexedBy<C extends { sql: string }>(compiled: C, index: string): C {
 const SWEEP_EVERY_MS = 10_000;
 
 /** What the engine is built from; the counters default to none. */
-export type EngineOptions = Omit<EngineDeps, 'workerId' | 'log' | 'countSubmit' | 'countHeartbeatFailure'> &
+export type EngineOptions = Omit<EngineDeps, 'workerId' | 'log' | 'countSubmit' | 'countHeartbeatFailure' | 'watch'> &
   Partial<Pick<EngineDeps, 'countSubmit' | 'countHeartbeatFailure'>>;
 
 /**
@@ -66,12 +67,22 @@ export class Engine {
   readonly workerId = randomId('w_', 9);
   private readonly deps: EngineDeps;
   private readonly work: WorkLoop<TaskWork>;
+  /** Handed tasks polled from memory while nothing changes (decision 2102). */
+  private readonly watches: Watches;
   private nextSweep = 0;
   private claims = 0;
 
   constructor(options: EngineOptions) {
     const log: EngineLog = { warn: (obj, msg) => this.work.log.warn(obj, msg), error: (obj, msg) => this.work.log.error(obj, msg) };
-    this.deps = { countSubmit: () => {}, countHeartbeatFailure: () => {}, ...options, log, workerId: this.workerId };
+    this.deps = {
+      countSubmit: () => {},
+      countHeartbeatFailure: () => {},
+      ...options,
+      log,
+      workerId: this.workerId,
+    };
+    this.watches = new Watches(this.deps, (task) => this.run(task));
+    this.deps.watch = this.watches;
     this.work = new WorkLoop<TaskWork>({
       name: 'engine',
       concurrency: options.settings.concurrency,
@@ -81,7 +92,16 @@ export class Engine {
       afterRound: () => this.sweep(false),
     });
     options.signals.on('created', () => this.work.wake());
-    options.signals.on('due', () => this.work.wake());
+    options.signals.on('due', (taskId) => {
+      // A notice made the task due: if this worker holds it, it polls it at once (no claim can take it while its watch lease lasts).
+      this.watches.wake(taskId);
+      this.work.wake();
+    });
+  }
+
+  /** Handed tasks this process polls from memory now. */
+  get held(): number {
+    return this.watches.size;
   }
 
   /** Claim rounds the loop has finished (tests wait on it instead of on time). */
@@ -91,12 +111,13 @@ export class Engine {
 
   /** Starts the loop (idempotent). */
   start(log?: EngineLog): void {
+    this.watches.start();
     this.work.start(log);
   }
 
   /** Stops claiming and waits for the steps in progress (their leases are released by the steps themselves). */
   async stop(): Promise<void> {
-    await this.work.stop();
+    await Promise.all([this.work.stop(), this.watches.stop()]);
   }
 
   /** One round without the loop: claims what is due (up to the concurrency), runs those steps and the sweep. */
@@ -159,9 +180,12 @@ export class Engine {
     const { database, clock, settings } = this.deps;
     const now = clock.now();
     const lease = `${this.workerId}.${++this.claims}`;
-    return database.tx(async (trx) => {
+    const claimed = await database.tx(async (trx) => {
       const { rows } = await claimStatement(trx, now, n, settings.leaseMs, lease);
       return rows.map((r) => ({ ...r, seq: Number(r.seq), lease }));
     });
+    // A task this worker held before is the new claim's now.
+    for (const t of claimed) this.watches.drop(t.id);
+    return claimed;
   }
 }

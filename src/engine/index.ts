@@ -4,5 +4,5 @@ export { connectWakeups, type Wakeups, type WakeupKind } from './wakeups.js';
 export { RouteHealth, routesOf, type RouteRef, type RouteHealthView, type RouteDetail } from './routing.js';
 export { Breaker, type BreakerState } from './breaker.js';
 export { NOTIFY_PATH } from './submit.js';
-export { registerEngineMetrics } from './metrics.js';
+export { registerEngineMetrics, registerHeldGauge } from './metrics.js';
 export { upstreamNotice } from './notice.js';

@@ -93,3 +93,15 @@ export function registerEngineMetrics(
   });
   return { countSubmit: (route, outcome) => submits.inc({ route, outcome }), countHeartbeatFailure: (reason) => heartbeats.inc({ reason }) };
 }
+
+/** Tasks this process's engine holds and polls from memory (decision 2102): how far it is from ENGINE_IN_FLIGHT. */
+export function registerHeldGauge(registry: Registry, held: () => number): void {
+  new Gauge({
+    name: 'gengate_engine_held_tasks',
+    help: 'Tasks handed to upstreams that this process polls from memory (at most ENGINE_IN_FLIGHT)',
+    registers: [registry],
+    collect() {
+      this.set(held());
+    },
+  });
+}

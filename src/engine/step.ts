@@ -6,6 +6,8 @@ import { submitTask } from './submit.js';
 import { jobOf, pollDelay, withTimeout, type EngineDeps, type TaskWork } from './deps.js';
 import { failTask } from './fail.js';
 import { keepNotice, moveHeld, release } from './lease.js';
+import { moveTask } from '../tasks/index.js';
+import { updateWhere } from '../store/index.js';
 
 /** Longest wait between two polls after transient errors of an upstream. */
 const MAX_POLL_RETRY_MS = 60_000;
@@ -58,11 +60,16 @@ export async function stepTask(deps: EngineDeps, task: TaskWork): Promise<void> 
     breaker?.success();
     switch (status.state) {
       case 'queued':
+        // Nothing new: no write while this worker can keep the task (decision 2102).
+        if (task.state === 'queuing' && kind !== 'local' && (await keep(deps, task, recheck(status, next)))) return;
         await release(deps, task, recheck(status, next), { attempts: 0 });
         return;
       case 'running': {
         // Progress never goes back and reaches 100 only with success (DECISIONS §6).
         const progress = Math.max(Number(task.progress), Math.min(99, Math.floor(Number(status.progress) || 0)));
+        if (task.state === 'generating' && kind !== 'local' && progress === Number(task.progress) && (await keep(deps, task, recheck(status, next)))) return;
+        // A change while this worker holds the task (or can): written, and the task stays held (decision 2102).
+        if (kind !== 'local' && (await writeHeld(deps, task, progress, recheck(status, next)))) return;
         if (task.state === 'queuing') {
           const now = clock.now();
           await deps.database.tx((trx) =>
@@ -114,6 +121,34 @@ export async function stepTask(deps: EngineDeps, task: TaskWork): Promise<void> 
     const wait = Math.min(kind === 'local' ? Infinity : MAX_POLL_RETRY_MS, Math.max(settings.retryMs * 2 ** (attempts - 1), kind === 'local' ? 0 : next));
     await release(deps, task, wait, { attempts, last_error: message.slice(0, 500) });
   }
+}
+
+/** Whether the engine keeps the unchanged upstream task in memory (watch.ts; the local backend's renders are short and stay as they were). */
+function keep(deps: EngineDeps, task: TaskWork, afterMs: number): Promise<boolean> {
+  return deps.watch ? deps.watch.keep(task, afterMs) : Promise.resolve(false);
+}
+
+/**
+ * Writes a running upstream task's news (queuing → generating, or more progress) without giving up
+ * the task: it stays under the watch lease and is polled from memory. False when the engine cannot
+ * hold it (nothing written: the caller releases it as before) or the write did not match.
+ */
+async function writeHeld(deps: EngineDeps, task: TaskWork, progress: number, afterMs: number): Promise<boolean> {
+  const watch = deps.watch;
+  if (!watch || !(watch.holds(task) || watch.room())) return false;
+  const now = deps.clock.now();
+  let until = 0;
+  const moved = await deps.database.tx(async (trx) => {
+    const { until: u, ...lease } = watch.leasePatch(trx, task, now);
+    until = u;
+    const patch = { ...lease, progress, attempts: 0 };
+    if (task.state === 'queuing') return moveTask(trx, task.id, 'queuing', 'generating', now, patch, '', task.lease);
+    return (await updateWhere(trx, 'tasks', { ...patch, updated_at: now }, { id: task.id, locked_by: task.lease })) === 1;
+  });
+  if (!moved) return true;
+  Object.assign(task, { state: 'generating', progress, attempts: 0, run_at: until });
+  watch.adopt(task, afterMs);
+  return true;
 }
 
 async function removeOutput(out: BackendOutput): Promise<void> {

@@ -1,7 +1,7 @@
 import { BackendFailure, type Backend, type BackendJob } from '../backends/index.js';
 import { NotAccepted } from '../backends/index.js';
 import { randomId } from '../ids.js';
-import { ACTIVE_STATES } from '../tasks/index.js';
+import { ACTIVE_STATES, moveTask } from '../tasks/index.js';
 import { routesOf, type RouteRef } from './routing.js';
 import { applyTrims } from './trims.js';
 import { jobOf, pollDelay, withTimeout, type EngineDeps, type TaskWork } from './deps.js';
@@ -119,24 +119,31 @@ async function submitTo(deps: EngineDeps, task: TaskWork, ref: RouteRef, backend
   breaker?.success();
   deps.countSubmit(ref.name, 'accepted');
   const now = clock.now();
-  const moved = await deps.database.tx((trx) =>
-    moveHeld(
+  const handed = { backend: ref.name, route_index: ref.index, backend_ref: ref_, handed_at: now, attempts: 0, last_error: null };
+  const firstPoll = pollDelay(deps, ref.route.backend, 0);
+  // An upstream job is followed from memory when the engine can hold one more task: the task stays this claim's, under the watch lease (decision 2102).
+  const watch = upstream && deps.watch?.room() ? deps.watch : null;
+  let until = 0;
+  const moved = await deps.database.tx((trx) => {
+    if (watch) {
+      const { until: u, ...lease } = watch.leasePatch(trx, task, now);
+      until = u;
+      return moveTask(trx, task.id, task.state, 'queuing', now, { ...handed, ...lease }, `handed to ${ref.name}`, task.lease);
+    }
+    return moveHeld(
       trx,
       task,
       'queuing',
       now,
-      {
-        backend: ref.name,
-        route_index: ref.index,
-        backend_ref: ref_,
-        handed_at: now,
-        attempts: 0,
-        last_error: null,
-        run_at: keepNotice(task, Math.min(now + pollDelay(deps, ref.route.backend, 0), Number(task.deadline_at))),
-      },
+      { ...handed, run_at: keepNotice(task, Math.min(now + firstPoll, Number(task.deadline_at))) },
       `handed to ${ref.name}`,
-    ),
-  );
+    );
+  });
+  if (moved && watch) {
+    // The row as it now is (with the trimmed inputs, which the result's checks and pricing read).
+    const held = Object.assign(ready, { ...handed, state: 'queuing' as const, run_at: until });
+    watch.adopt(held, firstPoll);
+  }
   // The local backend keeps no job between steps: nothing is left behind.
   if (!moved && upstream) await dropOrphan(deps, task, ref, backend, job, ref_);
 }

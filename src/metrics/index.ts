@@ -65,6 +65,27 @@ export class Metrics {
       labelNames: ['status'],
       registers,
     });
+    const writes = () => this.database.writes();
+    new Counter({
+      name: 'gengate_database_write_transactions_total',
+      help: 'Write transactions this process asked of the database (calls of tx; on SQLite several share one commit)',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(writes().transactions);
+      },
+    });
+    if (this.database.dialect === 'sqlite') {
+      new Counter({
+        name: 'gengate_database_rows_written_total',
+        help: 'Rows this process inserted, updated or deleted (SQLite; on PostgreSQL see pg_stat_database)',
+        registers,
+        collect() {
+          this.reset();
+          this.inc(writes().rows ?? 0);
+        },
+      });
+    }
     this.charged = new Counter({ name: 'gengate_charged_usd_total', help: 'USD charged for tasks (ledger charge entries)', registers });
     this.refunded = new Counter({
       name: 'gengate_refunded_usd_total',

@@ -45,7 +45,17 @@ export interface Database {
   tx<T>(fn: (trx: Kysely<DB>) => Promise<T>, opts?: TxOptions): Promise<T>;
   /** Inside tx: serialises callers on `name` until the transaction ends (PostgreSQL advisory lock; SQLite already holds the write lock). */
   lock(trx: Kysely<DB>, name: string): Promise<void>;
+  /** What this process has written so far (metrics, the in-flight bench): `tx` calls, and on SQLite the rows changed (PostgreSQL counts those itself: pg_stat_database). */
+  writes(): WriteStats;
   close(): Promise<void>;
+}
+
+/** Counters of a Database's writes since it was opened. */
+export interface WriteStats {
+  /** Calls of `tx` (each a write transaction, or on PostgreSQL with `atomic: false` one autocommit run). */
+  transactions: number;
+  /** SQLite: rows inserted, updated or deleted on the write connection (`total_changes()`); null on PostgreSQL. */
+  rows: number | null;
 }
 
 /** Options of openDatabase. */
@@ -99,11 +109,14 @@ function openSqlite(file: string, slow: SlowWatch, guards: boolean): Database {
     slow,
     hold: guards ? holdScopes : undefined,
   });
+  const changes = conn.prepare('select total_changes() as n').pluck();
+  let transactions = 0;
   return {
     db,
     dialect: 'sqlite',
-    tx: (fn, opts) => (currentTx(db) ? Promise.reject(nestedTx()) : tx(fn, opts?.long)),
+    tx: (fn, opts) => (currentTx(db) ? Promise.reject(nestedTx()) : (transactions++, tx(fn, opts?.long))),
     lock: async () => {},
+    writes: () => ({ transactions, rows: Number(changes.get()) }),
     close: async () => {
       await checkpointer?.stop();
       reader?.endSnapshot();
@@ -176,11 +189,14 @@ function openPostgres(url: string, poolSize: number, prepared: boolean, slow: Sl
       if (watch && slow.now() - start > slow.ms) slow.onSlow(slow.now() - start, 1);
     }
   };
+  let transactions = 0;
   return {
     db,
     dialect: 'postgres',
+    writes: () => ({ transactions, rows: null }),
     tx: (fn, opts) => {
       if (currentTx(db)) return Promise.reject(nestedTx());
+      transactions++;
       if (opts?.atomic === false) return body(inner, fn, opts.long);
       return inner.transaction().execute((trx) => {
         registerDialect(trx, 'postgres');

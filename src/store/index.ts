@@ -1,6 +1,6 @@
 // The store's public face: other folders import from here (src/store/README.md says what each
 // read and write path sees and may await).
-export { openDatabase, type Database, type Dialect, type OpenOptions, type TxOptions } from './db.js';
+export { openDatabase, type Database, type Dialect, type OpenOptions, type TxOptions, type WriteStats } from './db.js';
 export { migrate, DatabaseTooNew } from './migrate.js';
 export { MIGRATIONS, type Migration } from './migrations/index.js';
 export { StoreMisuse } from './guards.js';
