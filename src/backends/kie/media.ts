@@ -1,10 +1,6 @@
-import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import { linkName, type Files } from '../../files/index.js';
+import type { Files } from '../../files/index.js';
 import { NetError } from '../../net/index.js';
-import { NotAccepted, type UpstreamHttp } from '../upstream/index.js';
+import { NotAccepted, swapOwnLinks, type UpstreamHttp } from '../upstream/index.js';
 import { BackendFailure } from '../types.js';
 
 /** kie.ai's upload host and how to reach it. */
@@ -25,61 +21,38 @@ export interface KieUploadTarget {
  * GenGate's address, and its models take only links they can fetch. Public links pass unchanged.
  * `known` remembers the uploads of this task, so a retried submit does not upload again.
  */
-export async function uploadToKie(
+export function uploadToKie(
   input: Record<string, unknown>,
   files: Files,
   target: KieUploadTarget,
   known: Map<string, string>,
 ): Promise<Record<string, unknown>> {
-  const swap = async (v: unknown): Promise<unknown> => {
-    if (typeof v === 'string') return files.linkId(v) ? await uploadOne(v, files, target, known) : v;
-    if (Array.isArray(v)) {
-      const out: unknown[] = [];
-      for (const x of v) out.push(await swap(x));
-      return out;
-    }
-    return v;
-  };
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(input)) out[k] = await swap(v);
-  return out;
+  return swapOwnLinks(input, files, known, (local, name, mime) => uploadOne(target, local, name, mime), {
+    tmpDir: target.tmpDir,
+    scratchPrefix: 'kie-up-',
+    where: 'to kie.ai',
+  });
 }
 
-async function uploadOne(link: string, files: Files, target: KieUploadTarget, known: Map<string, string>): Promise<string> {
-  const done = known.get(link);
-  if (done) return done;
-  const id = files.linkId(link)!;
-  const name = linkName(link) ?? '';
-  const file = name ? await files.open(id, name) : null;
-  if (!file) throw new BackendFailure('rejected', `the file ${name} of the input has expired or was deleted before it could be sent to kie.ai`);
-  const scratch = await mkdtemp(path.join(target.tmpDir, 'kie-up-'));
+async function uploadOne(target: KieUploadTarget, local: string, name: string, mime: string): Promise<string> {
+  let res;
   try {
-    const local = path.join(scratch, name);
-    await pipeline(files.blobs.read(file.blobKey), createWriteStream(local));
-    let res;
-    try {
-      res = await target.http.upload(`${target.uploadUrl}/api/file-stream-upload`, local, {
-        filename: name,
-        mime: file.mime,
-        headers: target.headers,
-        fields: { uploadPath: target.folder, fileName: name },
-      });
-    } catch (e) {
-      // No generation task exists yet: another try (here or on the next route) is safe.
-      if (e instanceof NetError) throw new NotAccepted(`upload of ${name} to kie.ai: ${e.message}`);
-      throw e;
-    }
-    const body = res.data as { success?: unknown; code?: unknown; msg?: unknown; data?: { downloadUrl?: unknown } } | undefined;
-    const url = body?.data?.downloadUrl;
-    if (res.status === 200 && body?.success !== false && (body?.code === undefined || Number(body.code) === 200) && typeof url === 'string' && url) {
-      known.set(link, url);
-      return url;
-    }
-    const code = res.status === 200 && body?.code !== undefined ? Number(body.code) : res.status;
-    const why = `upload of ${name} to kie.ai answered ${code}: ${typeof body?.msg === 'string' ? body.msg : res.text.slice(0, 200)}`;
-    if (code === 400 || code === 413 || code === 422) throw new BackendFailure('rejected', why);
-    throw new NotAccepted(why);
-  } finally {
-    await rm(scratch, { recursive: true, force: true });
+    res = await target.http.upload(`${target.uploadUrl}/api/file-stream-upload`, local, {
+      filename: name,
+      mime,
+      headers: target.headers,
+      fields: { uploadPath: target.folder, fileName: name },
+    });
+  } catch (e) {
+    // No generation task exists yet: another try (here or on the next route) is safe.
+    if (e instanceof NetError) throw new NotAccepted(`upload of ${name} to kie.ai: ${e.message}`);
+    throw e;
   }
+  const body = res.data as { success?: unknown; code?: unknown; msg?: unknown; data?: { downloadUrl?: unknown } } | undefined;
+  const url = body?.data?.downloadUrl;
+  if (res.status === 200 && body?.success !== false && (body?.code === undefined || Number(body.code) === 200) && typeof url === 'string' && url) return url;
+  const code = res.status === 200 && body?.code !== undefined ? Number(body.code) : res.status;
+  const why = `upload of ${name} to kie.ai answered ${code}: ${typeof body?.msg === 'string' ? body.msg : res.text.slice(0, 200)}`;
+  if (code === 400 || code === 413 || code === 422) throw new BackendFailure('rejected', why);
+  throw new NotAccepted(why);
 }

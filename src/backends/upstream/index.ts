@@ -11,3 +11,4 @@ export {
   type DownloadRequest,
   type UpstreamHttpOptions,
 } from './http.js';
+export { swapOwnLinks, type SendFile, type OwnLinkOptions } from './own-links.js';
