@@ -85,10 +85,28 @@ const untracked: Body = (_owner, _trx, fn) => fn();
 // int8 (bigint) and numeric come back as strings by default; our values fit in a double.
 pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
 
+/**
+ * Switches the connection to WAL. On a new file, processes starting at once (`gengate migrate`,
+ * an API and a worker) race for this switch, and SQLite answers the losers SQLITE_BUSY at once:
+ * the busy timeout does not cover it. Try again for up to 10 s.
+ */
+function enableWal(conn: SqliteDatabase.Database): void {
+  const until = Date.now() + 10_000;
+  for (;;) {
+    try {
+      conn.pragma('journal_mode = WAL');
+      return;
+    } catch (e) {
+      if ((e as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() > until) throw e;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20); // opening is synchronous: a short blocking pause
+    }
+  }
+}
+
 function openSqlite(file: string, slow: SlowWatch, guards: boolean): Database {
   if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const conn = new SqliteDatabase(file);
-  conn.pragma('journal_mode = WAL');
+  enableWal(conn);
   conn.pragma('synchronous = NORMAL');
   conn.pragma('busy_timeout = 10000');
   conn.pragma('foreign_keys = ON');
