@@ -8,7 +8,7 @@ import { RateLimits } from './limits/index.js';
 import type { Catalog } from './catalog/index.js';
 import { DiskBlobStore, Files, loadS3BlobStore, UploadFacts, Uploads, type BlobStore, type MediaFactsResolver } from './files/index.js';
 import { LocalBackend, loadUpstreams, type Backend } from './backends/index.js';
-import { Engine, RouteHealth, connectWakeups, registerEngineMetrics, registerHeldGauge, type Wakeups } from './engine/index.js';
+import { Engine, RouteHealth, connectWakeups, registerEngineMetrics, registerHeldGauge, taskDue, type Wakeups } from './engine/index.js';
 import { Tasks } from './tasks/index.js';
 import { Metrics } from './metrics/index.js';
 import { NetGuard } from './net/index.js';
@@ -113,8 +113,13 @@ async function assemble(core: Core, opened: Opened, opts: BuildOptions): Promise
   const guard = opened.add(new NetGuard({ allowPrivate: config.ALLOW_PRIVATE_NETWORK }), (g) => g.close());
   // Its classifier's worker threads start with the first photo (decision 0305); closing stops them.
   const moderation = opened.add(await step('content check', () => buildContentCheck(config, guard, files, limits)), (m) => m.close());
+  // A route that hears of a job's end on its own (a ComfyUI websocket) makes its task due at once, as
+  // an upstream notice does. `tasks` is built below; no job is followed before the engine runs.
+  const due = (taskId: string) => void taskDue({ database, clock, signals: tasks.signals }, taskId).catch(() => {});
   const routeBackends =
-    opts.upstreams === false ? new Map<string, Backend>() : await step('upstream routes', () => upstreamBackends(config, fileCatalog, guard, files));
+    opts.upstreams === false
+      ? new Map<string, Backend>()
+      : opened.add(await step('upstream routes', () => upstreamBackends(config, fileCatalog, guard, files, due)), closeBackends);
   const local = new LocalBackend(clock, {
     queueMs: config.LOCAL_QUEUE_MS,
     generateMs: config.LOCAL_GENERATE_MS,
@@ -126,7 +131,7 @@ async function assemble(core: Core, opened: Opened, opts: BuildOptions): Promise
   let late: Promise<Map<string, Backend>> | null = null;
   const backendOf = async (route: string): Promise<Backend | undefined> => {
     if (backends.has(route) || opts.upstreams !== false) return backends.get(route);
-    late ??= upstreamBackends(config, fileCatalog, guard, files);
+    late ??= upstreamBackends(config, fileCatalog, guard, files, due).then((m) => opened.add(m, closeBackends));
     return (await late).get(route);
   };
   const tasks = new Tasks(
@@ -221,7 +226,13 @@ async function assemble(core: Core, opened: Opened, opts: BuildOptions): Promise
 }
 
 /** One Backend per upstream route of the catalog; loaded only by processes that run the engine. A missing credential is a ConfigError. */
-async function upstreamBackends(config: Config, fileCatalog: Catalog, guard: NetGuard, files: Files): Promise<Map<string, Backend>> {
+async function upstreamBackends(
+  config: Config,
+  fileCatalog: Catalog,
+  guard: NetGuard,
+  files: Files,
+  due: (taskId: string) => void,
+): Promise<Map<string, Backend>> {
   const { buildRouteBackends, sweepUpstreamTmp, BACKEND_KINDS_BUILT, UpstreamHttp } = await loadUpstreams();
   const tmpDir = path.join(config.DATA_DIR, 'upstream-tmp');
   mkdirSync(tmpDir, { recursive: true });
@@ -235,10 +246,16 @@ async function upstreamBackends(config: Config, fileCatalog: Catalog, guard: Net
       files,
       tmpDir,
       kinds: BACKEND_KINDS_BUILT,
+      due,
       ...(config.GENGATE_CATALOG ? { baseDir: path.dirname(path.resolve(config.GENGATE_CATALOG)) } : {}),
     },
     config.GENGATE_CATALOG ? `GENGATE_CATALOG ${config.GENGATE_CATALOG}` : 'catalog',
   );
+}
+
+/** Closes what the route backends hold open (a ComfyUI route's websockets); one that fails to close does not stop the shutdown. */
+async function closeBackends(backends: Map<string, Backend>): Promise<void> {
+  await Promise.allSettled([...backends.values()].map((b) => b.close?.()));
 }
 
 /** The blob store the settings ask for: S3 when S3_BUCKET is set, else files under DATA_DIR/files. */

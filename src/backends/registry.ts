@@ -16,6 +16,8 @@ export interface KindOptions extends UpstreamOptions {
   readonly baseDir: string;
   /** Where mistakes are reported, e.g. `GENGATE_CATALOG /etc/gengate/catalog.json: models."x".routes[0]`. */
   readonly at: string;
+  /** Makes a task due now (the engine polls it at once): for a backend that learns of a job's end on its own (a ComfyUI websocket). */
+  readonly due?: (taskId: string) => void;
 }
 
 /** How a backend kind is built from a route: its factory and the API base when the route gives none. */
@@ -38,6 +40,8 @@ export interface RegistryDeps {
   readonly kinds: Readonly<Record<string, BackendKind>>;
   /** Folder of the catalog file (relative workflow paths); the working folder when absent. */
   readonly baseDir?: string;
+  /** Makes a task due now; handed to every backend (KindOptions.due). */
+  readonly due?: (taskId: string) => void;
 }
 
 /**
@@ -81,6 +85,7 @@ export function buildRouteBackends(catalog: Catalog, deps: RegistryDeps, source 
           ...(route.map ? { map: route.map } : {}),
           ...(route.uploadUrl ? { uploadUrl: route.uploadUrl } : {}),
           ...(route.minCredit !== undefined ? { minCredit: route.minCredit } : {}),
+          ...(deps.due ? { due: deps.due } : {}),
         }),
       );
     });

@@ -110,4 +110,6 @@ export interface Backend {
    * already cancelled answers `cancelled` again where the provider says so.
    */
   cancel(job: BackendJob, ref: string): Promise<CancelOutcome>;
+  /** Closes what the backend holds open (connections, timers); called once at shutdown, after the engine stopped. */
+  close?(): Promise<void>;
 }

@@ -5,4 +5,4 @@ export { RouteHealth, routesOf, type RouteRef, type RouteHealthView, type RouteD
 export { Breaker, type BreakerState } from './breaker.js';
 export { NOTIFY_PATH } from './submit.js';
 export { registerEngineMetrics, registerHeldGauge } from './metrics.js';
-export { upstreamNotice } from './notice.js';
+export { upstreamNotice, taskDue, type NoticeDeps } from './notice.js';

@@ -3,7 +3,8 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import https from 'node:https';
-import { isIP, type LookupFunction, type Socket } from 'node:net';
+import net, { isIP, type LookupFunction, type NetConnectOpts, type Socket } from 'node:net';
+import tls, { type ConnectionOptions } from 'node:tls';
 import { Readable } from 'node:stream';
 import { isBlockedAddress } from './address.js';
 
@@ -143,6 +144,26 @@ export class NetGuard {
       if (next.origin !== new URL(current).origin) hopOptions = { ...hopOptions, headers: {} };
       current = next.toString();
     }
+  }
+
+  /**
+   * For a long-lived connection that a client library opens itself (a websocket): the function to
+   * give it as its `createConnection` option, so the connection gets the checks of `fetch` (DNS
+   * answers that are blocked addresses dropped, a socket whose peer is one destroyed before anything
+   * is sent). Undefined when private addresses are allowed (nothing to check). Check the URL with
+   * `parse` first: a literal blocked address never gets this far.
+   */
+  connector(secure: boolean): ((options: NetConnectOpts & ConnectionOptions) => Socket) | undefined {
+    if (this.allowPrivate) return undefined;
+    return (options) => {
+      const host = typeof options.host === 'string' ? options.host : '';
+      // `path` is the request's path here (http.request passes its options on), not a Unix socket.
+      const socket = secure
+        ? tls.connect({ ...options, path: undefined, lookup: guardedLookup, servername: options.servername ?? (isIP(host) ? '' : host) })
+        : net.connect({ ...options, path: undefined, lookup: guardedLookup } as NetConnectOpts);
+      checkPeer(socket, (e) => socket.destroy(e instanceof Error ? e : new Error(String(e))));
+      return socket;
+    };
   }
 
   /** Closes idle keep-alive connections. */

@@ -134,6 +134,38 @@ describe.each(dialects())('comfyui routes end to end on %s', (dialect) => {
     expect(JSON.stringify(wan.routes)).not.toContain('127.0.0.1');
   });
 
+  it('progress heard on the websocket: the task shows it rising while generating, without looks at /history meanwhile', async () => {
+    const { key } = await s.account(10);
+    // The route's socket to the server opens with its first job: one job first, so this one starts with it open.
+    if (gpu.clients() === 0) {
+      const first = await create(s, key, 'wan-2.7', { prompt: 'opens the socket', first_frame_url: photo, duration: 5, resolution: '480p' });
+      expect((await settle(s, key, first)).state).toBe('success');
+    }
+    const id = await create(s, key, 'wan-2.7', { prompt: '[stepwise] a slow pan', first_frame_url: photo, duration: 5, resolution: '480p' });
+    const job = (await eventually(() => gpu.queued().find((j) => j.text.includes('a slow pan') && j.state === 'running' && j.live)))!;
+    const looks = () => gpu.calls.filter((c) => c.path === `/history/${job.id}`).length;
+    const seen: number[] = [];
+    let before = -1;
+    for (const want of [25, 50, 75, 99]) {
+      gpu.step(job.id);
+      const t = await eventually(async () => {
+        const t = await info(s, key, id);
+        return t.progress === want ? t : null;
+      });
+      expect(t.state).toBe('generating');
+      seen.push(t.progress);
+      // Once the socket has heard of the job, no look at /history until it ends.
+      if (before >= 0) expect(looks()).toBe(before);
+      before = looks();
+    }
+    expect(seen).toEqual([25, 50, 75, 99]);
+    gpu.step(job.id);
+    gpu.step(job.id);
+    const t = await settle(s, key, id);
+    expect(t).toMatchObject({ state: 'success', progress: 100 });
+    expect(looks()).toBeGreaterThan(before);
+  });
+
   it('a workflow that fails on the GPU fails the task (501) and refunds it once', async () => {
     const { key } = await s.account(10);
     const id = await create(s, key, 'wan-2.7', { prompt: '[fail] a storm', first_frame_url: photo, duration: 5, resolution: '480p' });
@@ -206,5 +238,56 @@ describe.each(dialects())('comfyui routes end to end on %s', (dialect) => {
         (await s.services.database.db.selectFrom('tasks').select('id').where('state', 'in', ['waiting', 'queuing', 'generating']).execute()).length === 0,
     );
     await expectMoneyInvariant(s);
+  });
+});
+
+/**
+ * With a poll interval far longer than the test (10 minutes), a task can only finish because the
+ * route's websocket heard its job end and made it due (engine/notice.ts taskDue); and the route's
+ * websockets close with the services.
+ */
+describe.each(dialects())('comfyui websocket through the engine on %s', (dialect) => {
+  const kit = useUpstreamKit();
+  let s: TestServer | null = null;
+  let gpu: Fake;
+
+  beforeAll(async () => {
+    gpu = await startComfyFake({ image: kit.image, video: kit.video });
+    const catalog = path.join(scratch, `catalog-ws-${dialect}.json`);
+    writeFileSync(
+      catalog,
+      JSON.stringify({ models: { 'google/nano-banana': { routes: [{ backend: 'comfyui', name: 'ws-gpu', servers: [gpu.url], workflow: IMAGE_WORKFLOW }] } } }),
+    );
+    s = await startServer(dialect, { ...FAST, GENGATE_CATALOG: catalog, ALLOW_PRIVATE_NETWORK: 'true', UPSTREAM_POLL_MS: '600000' });
+    s.services.engine.start();
+  });
+  afterAll(async () => {
+    await s?.close();
+    await gpu?.close();
+  });
+
+  it('a job that ends is noticed at once: the socket makes its task due, no poll interval waited', async () => {
+    const { key } = await s!.account(10);
+    for (const prompt of ['[stepwise] a heron', '[stepwise] [fail] a heron in the rain']) {
+      const id = await create(s!, key, 'google/nano-banana', { prompt, aspect_ratio: '1:1' });
+      const job = (await eventually(() => gpu.queued().find((j) => j.text.includes(prompt) && j.state === 'running' && j.live)))!;
+      // Handed over and recorded: from now on only a poll (in 10 minutes) or the socket's notice can finish it.
+      await eventually(async () => (await info(s!, key, id)).state === 'queuing');
+      while (gpu.jobs.get(job.id)!.state === 'running') gpu.step(job.id);
+      const t = await settle(s!, key, id);
+      if (prompt.includes('[fail]')) expect(t).toMatchObject({ state: 'fail', failCode: 501, refunded: true });
+      else expect(t.state, JSON.stringify(t)).toBe('success');
+    }
+    // Each job ran with the socket open, and nothing was read while it ran: the only /queue reads are the two submits' load probes.
+    expect(gpu.queued().map((j) => j.live)).toEqual([true, true]);
+    expect(gpu.calls.filter((c) => c.path === '/queue' && c.method === 'GET')).toHaveLength(2);
+    await expectLedgerInvariant(s!.services.database);
+  });
+
+  it('shutdown closes the route’s websocket', async () => {
+    expect(gpu.clients()).toBe(1);
+    await s!.close();
+    s = null;
+    await eventually(() => gpu.clients() === 0, 15_000, 'the server saw the socket close');
   });
 });

@@ -3,13 +3,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BackendFailure, type Backend } from '../../src/backends/index.js';
-import { createComfyBackend } from '../../src/backends/comfyui/index.js';
+import { createComfyBackend, type ComfyBackend } from '../../src/backends/comfyui/index.js';
 import { BACKEND_KINDS_BUILT } from '../../src/backends/kinds.js';
 import { buildRouteBackends } from '../../src/backends/registry.js';
 import { buildCatalog, type Catalog } from '../../src/catalog/index.js';
 import { ConfigError } from '../../src/config.js';
 import type { Files } from '../../src/files/index.js';
 import { startComfyFake } from '../fakes/comfyui.js';
+import { eventually } from '../tasks/support.js';
 import { jobOf, notAccepted, pollUntilSettled, rejectionOf, useUpstreamKit } from './helpers.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'gengate-comfyui-unit-'));
@@ -106,19 +107,25 @@ describe('comfyui backend against a fake ComfyUI', () => {
   const kit = useUpstreamKit();
   let fake: Awaited<ReturnType<typeof startComfyFake>>;
   let other: Awaited<ReturnType<typeof startComfyFake>>;
+  let live: Awaited<ReturnType<typeof startComfyFake>>;
+  const made: Backend[] = [];
   beforeAll(async () => {
-    fake = await startComfyFake({ image: kit.image, video: kit.video });
-    other = await startComfyFake({ image: kit.image, video: kit.video, load: 5 });
+    // These two serve no websocket (a proxy that does not pass it): jobs are followed over HTTP, moved on by each look.
+    fake = await startComfyFake({ image: kit.image, video: kit.video, socket: false });
+    other = await startComfyFake({ image: kit.image, video: kit.video, load: 5, socket: false });
+    live = await startComfyFake({ image: kit.image, video: kit.video, token: 'proxy-token' });
   });
   afterAll(async () => {
-    await Promise.all([fake?.close(), other?.close()]);
+    await Promise.all(made.map((b) => b.close?.()));
+    await Promise.all([fake?.close(), other?.close(), live?.close()]);
   });
-  const make = (servers: string[]) => {
+  const make = (servers: string[], extra: { apiKey?: string; due?: (taskId: string) => void } = {}) => {
     const catalog = buildCatalog({ models: { 'google/nano-banana': { routes: [{ backend: 'comfyui', servers, workflow: IMAGE_WORKFLOW }] } } });
-    return createComfyBackend({
+    const backend = createComfyBackend({
       name: 'comfy-test',
       baseUrl: servers[0]!,
-      apiKey: '',
+      apiKey: extra.apiKey ?? '',
+      ...(extra.due ? { due: extra.due } : {}),
       upstreamModel: 'google/nano-banana',
       http: kit.http,
       tmpDir: kit.tmpDir,
@@ -128,6 +135,8 @@ describe('comfyui backend against a fake ComfyUI', () => {
       baseDir: dir,
       at: 'test',
     });
+    made.push(backend);
+    return backend as ComfyBackend;
   };
   it('a repeated submit finds the job it queued (same prompt id) instead of queueing a second one', async () => {
     const backend = make([other.url, fake.url]);
@@ -141,6 +150,9 @@ describe('comfyui backend against a fake ComfyUI', () => {
     expect(seen.map((x) => x.state)).toEqual(['running', 'running', 'done']);
     const out = await backend.results(job, first);
     expect(out.files).toHaveLength(1);
+    // Without a websocket on the server nothing changed: no connection was made, every look was over HTTP.
+    expect(fake.connections).toHaveLength(0);
+    expect(backend.socketOpen(fake.url)).toBe(false);
   });
 
   it('no server answering is NotAccepted (the engine retries, then fails over)', async () => {
@@ -151,7 +163,7 @@ describe('comfyui backend against a fake ComfyUI', () => {
   });
 
   it('a server that dies mid-job: following it is transient trouble (asked again), cancel is unclear; a server that lost the job fails it (503)', async () => {
-    const dying = await startComfyFake({ image: kit.image, video: kit.video });
+    const dying = await startComfyFake({ image: kit.image, video: kit.video, socket: false });
     const b = make([dying.url]);
     const job = jobOf('google/nano-banana', 'image', { prompt: '[die] mid-way' });
     const ref = await b.submit(job);
@@ -189,6 +201,148 @@ describe('comfyui backend against a fake ComfyUI', () => {
     const e = await rejectionOf(b.results(job, ref));
     expect(e).toBeInstanceOf(BackendFailure);
     expect((e as Error).message).toMatch(/without a image file/);
+  });
+
+  /** /history and /queue calls made for a prompt (how often it was followed over HTTP). */
+  const httpLooks = (fake: { calls: { path: string }[] }, id: string) => fake.calls.filter((c) => c.path === `/history/${id}` || c.path === '/queue').length;
+  /** Waits until the fake runs the job on its own (it started while the backend's socket was open). */
+  const runningLive = (fake: Awaited<ReturnType<typeof startComfyFake>>, id: string) =>
+    eventually(() => fake.jobs.get(id)?.state === 'running' && fake.jobs.get(id)?.live === true, 15_000, `job ${id} running with the socket open`);
+
+  it('with the websocket open, progress is the node’s percentage heard on it, without HTTP calls; the end makes the task due and /history gives the outcome', async () => {
+    const dues: string[] = [];
+    const b = make([live.url], { apiKey: 'proxy-token', due: (taskId) => dues.push(taskId) });
+    const job = jobOf('google/nano-banana', 'image', { prompt: '[stepwise] heard on the socket' });
+    const ref = await b.submit(job);
+    const id = ref.split('@')[0]!;
+    await runningLive(live, id);
+    // One connection, with the route's token and the client id sent with /prompt.
+    expect(live.connections).toHaveLength(1);
+    expect(live.connections[0]!.headers.authorization).toBe('Bearer proxy-token');
+    const prompt = live.calls.find((c) => c.path === '/prompt')!.body as { client_id: string };
+    expect(live.connections[0]!.clientId).toBe(prompt.client_id);
+    live.step(id);
+    await eventually(async () => ((await b.progress(job, ref)) as { progress?: number }).progress === 25);
+    const looks = httpLooks(live, id);
+    const seen: number[] = [25];
+    for (const want of [50, 75, 99]) {
+      live.step(id);
+      await eventually(async () => ((await b.progress(job, ref)) as { progress?: number }).progress === want);
+      seen.push(want);
+    }
+    expect(seen).toEqual([25, 50, 75, 99]);
+    expect(httpLooks(live, id)).toBe(looks);
+    // The binary preview frame after the first progress was read past: the same connection is still open.
+    expect(b.socketOpen(live.url)).toBe(true);
+    expect(live.connections).toHaveLength(1);
+    // `execution_success` comes before ComfyUI writes the record: the socket says it ended, /history has nothing yet, /queue says running.
+    live.step(id);
+    expect(await b.progress(job, ref)).toMatchObject({ state: 'running' });
+    expect(dues).toEqual([]);
+    // `executing` with no node comes once the record is written: the task is due now.
+    live.step(id);
+    await eventually(() => dues.length === 1);
+    expect(dues).toEqual([job.taskId]);
+    expect(await b.progress(job, ref)).toEqual({ state: 'done' });
+    expect((await b.results(job, ref)).files).toHaveLength(1);
+  });
+
+  it('a failed workflow: the socket makes the task due, the failure is read from /history; an interrupted job is not made due (a cancel writes next, or the next poll finds it)', async () => {
+    const dues: string[] = [];
+    const b = make([live.url], { apiKey: 'proxy-token', due: (taskId) => dues.push(taskId) });
+    const bad = jobOf('google/nano-banana', 'image', { prompt: '[fail] out of memory' });
+    const badRef = await b.submit(bad);
+    await eventually(() => dues.includes(bad.taskId));
+    expect(await b.progress(bad, badRef)).toMatchObject({
+      state: 'failed',
+      kind: 'generation',
+      message: expect.stringMatching(/torch\.OutOfMemoryError/),
+    });
+    const long = jobOf('google/nano-banana', 'image', { prompt: '[hang] until the operator stops it' });
+    const ref = await b.submit(long);
+    const id = ref.split('@')[0]!;
+    await runningLive(live, id);
+    await eventually(async () => ((await b.progress(long, ref)) as { progress?: number }).progress === 25);
+    // Someone interrupts it on the server (as GenGate's cancel does).
+    const r = await fetch(`${live.url}/interrupt`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer proxy-token', 'content-type': 'application/json' },
+      body: JSON.stringify({ prompt_id: id }),
+    });
+    expect(r.status).toBe(200);
+    await eventually(async () => (await b.progress(long, ref)).state === 'failed');
+    // A job that ends after it on the same connection: its `executing` with no node is read after the interrupted one's.
+    const next = jobOf('google/nano-banana', 'image', { prompt: 'after the interruption' });
+    await b.submit(next);
+    await eventually(() => dues.includes(next.taskId));
+    expect(dues).toEqual([bad.taskId, next.taskId]);
+  });
+
+  it('a socket that drops: the job is followed over HTTP meanwhile, the socket connects again and is used once it hears of the job; a job that ends while it is down is finished by /history', async () => {
+    const b = make([live.url], { apiKey: 'proxy-token' });
+    const job = jobOf('google/nano-banana', 'image', { prompt: '[stepwise] through a drop' });
+    const ref = await b.submit(job);
+    const id = ref.split('@')[0]!;
+    await runningLive(live, id);
+    live.step(id);
+    await eventually(async () => ((await b.progress(job, ref)) as { progress?: number }).progress === 25);
+    // Other backends' sockets to this fake come and go too: only this one's are counted.
+    const mine = () => live.connections.filter((c) => c.clientId === live.clientOf(id)).length;
+    const connections = mine();
+    live.dropSockets(true);
+    await eventually(() => !b.socketOpen(live.url));
+    const looks = httpLooks(live, id);
+    expect(await b.progress(job, ref)).toEqual({ state: 'running' });
+    expect(httpLooks(live, id)).toBeGreaterThan(looks);
+    live.acceptSockets();
+    await eventually(() => b.socketOpen(live.url), 15_000, 'the socket connected again');
+    expect(mine()).toBe(connections + 1);
+    // The new connection has heard nothing of the job yet: HTTP until it does.
+    live.step(id);
+    await eventually(async () => ((await b.progress(job, ref)) as { progress?: number }).progress === 50);
+    const after = httpLooks(live, id);
+    expect(await b.progress(job, ref)).toEqual({ state: 'running', progress: 50 });
+    expect(httpLooks(live, id)).toBe(after);
+    // Down again while the job ends: its messages are lost. Connected again, the socket has heard
+    // nothing of the job (what the old connection heard is forgotten): /history has the outcome.
+    live.dropSockets(true);
+    await eventually(() => !b.socketOpen(live.url));
+    for (let i = 0; i < 4; i++) live.step(id);
+    expect(live.jobs.get(id)!.state).toBe('success');
+    live.acceptSockets();
+    await eventually(() => b.socketOpen(live.url), 15_000, 'the socket connected again');
+    expect(await b.progress(job, ref)).toEqual({ state: 'done' });
+  });
+
+  it('a server that dies mid-job with its socket open: the socket closes, following is transient trouble as before, cancel is unclear', async () => {
+    const dying = await startComfyFake({ image: kit.image, video: kit.video });
+    const b = make([dying.url]);
+    const job = jobOf('google/nano-banana', 'image', { prompt: '[die] with the socket open' });
+    const ref = await b.submit(job);
+    const id = ref.split('@')[0]!;
+    await eventually(() => dying.jobs.get(id)?.live === true);
+    await eventually(() => !b.socketOpen(dying.url), 15_000, 'the socket closed with the server');
+    const e = await rejectionOf(b.progress(job, ref));
+    expect(e).toBeInstanceOf(Error);
+    expect(e).not.toBeInstanceOf(BackendFailure);
+    expect(await b.cancel(job, ref)).toBe('unknown');
+    await b.close();
+    await dying.close();
+  });
+
+  it('close: the websockets are closed and not opened again; following goes on over HTTP', async () => {
+    const b = make([live.url], { apiKey: 'proxy-token' });
+    const job = jobOf('google/nano-banana', 'image', { prompt: 'closed at the end' });
+    const ref = await b.submit(job);
+    const client = live.clientOf(ref.split('@')[0]!)!;
+    await eventually(() => b.socketOpen(live.url) && live.clients(client) === 1);
+    await b.close();
+    expect(b.socketOpen(live.url)).toBe(false);
+    await eventually(() => live.clients(client) === 0, 15_000, 'the server saw the socket close');
+    const connections = live.connections.filter((c) => c.clientId === client).length;
+    await eventually(async () => (await b.progress(job, ref)).state === 'done');
+    expect(b.socketOpen(live.url)).toBe(false);
+    expect(live.connections.filter((c) => c.clientId === client)).toHaveLength(connections);
   });
 
   it('a video workflow without the photo its {{first_frame}} needs is refused before anything is queued', async () => {

@@ -1,7 +1,9 @@
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import http from 'node:http';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { NotAccepted, UpstreamHttp, retryAfterMs } from '../../src/backends/upstream/index.js';
 import { NetError, NetGuard } from '../../src/net/index.js';
 import { closedPort } from '../callbacks/receiver.js';
@@ -216,5 +218,33 @@ describe('UpstreamHttp', () => {
     }
     expect(existsSync(dest)).toBe(false);
     expect(server.seen.length).toBe(before);
+  });
+
+  it('socketTarget: the ws: or wss: address of an upstream, checked by the guard; with ALLOW_PRIVATE_NETWORK off a websocket to loopback never connects', async () => {
+    const open = up.socketTarget('http://127.0.0.1:8188/ws?clientId=c1');
+    expect(open.url.toString()).toBe('ws://127.0.0.1:8188/ws?clientId=c1');
+    expect(open.createConnection).toBeUndefined();
+    const strictUp = new UpstreamHttp(strict);
+    const secure = strictUp.socketTarget('https://gpu.example.com/comfy/ws?clientId=c1');
+    expect(secure.url.toString()).toBe('wss://gpu.example.com/comfy/ws?clientId=c1');
+    expect(typeof secure.createConnection).toBe('function');
+    for (const bad of ['http://127.0.0.1:8188/ws', 'http://[::1]:8188/ws', 'ftp://gpu/ws']) {
+      const e = await thrown(Promise.resolve().then(() => strictUp.socketTarget(bad)));
+      expect(e).toBeInstanceOf(NetError);
+    }
+    // A name that resolves to loopback: the connection is refused before any TCP connection is made.
+    let connections = 0;
+    const listener = net.createServer((c) => {
+      connections++;
+      c.destroy();
+    });
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    const port = (listener.address() as net.AddressInfo).port;
+    const target = strictUp.socketTarget(`http://localhost:${port}/ws`);
+    const ws = new WebSocket(target.url, { createConnection: target.createConnection as never });
+    const error = await new Promise<Error>((resolve) => ws.on('error', resolve));
+    expect(error.message).toMatch(/localhost resolves to .*(127\.0\.0\.1|::1)/);
+    await new Promise<void>((resolve) => listener.close(() => resolve()));
+    expect(connections).toBe(0);
   });
 });

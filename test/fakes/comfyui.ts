@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import http from 'node:http';
+import { WebSocketServer, type WebSocket } from 'ws';
 
 /**
  * A ComfyUI server double on 127.0.0.1 (port 0), speaking ComfyUI's HTTP API: `POST /prompt {prompt,
@@ -11,8 +12,19 @@ import http from 'node:http';
  * GenGate must get right: no `{{placeholder}}` left anywhere in the graph, numbers where the workflow
  * wants numbers (`width`, `height`, `seed`, `length`, `fps` inputs), every LoadImage naming a photo
  * uploaded before. Each look at a job's history moves it on: pending, running, done.
- * Markers in the graph's text: `[fail]` (an execution error, out of memory), `[hang]` (runs forever),
- * `[die]` (the server stops answering once the job runs), `[nothing]` (finishes without an output file).
+ *
+ * `GET /ws?clientId=` is ComfyUI's websocket (unless `socket: false`, a proxy that does not pass
+ * websockets: 404): a `status` frame on connect, then the messages of the jobs queued with that
+ * client id. A job that starts while its client's socket is open runs on its own, a step every
+ * `tickMs` (looks at its history no longer move it, as on a real server): `execution_start`,
+ * `execution_cached`, `executing` its sampler node, `progress` 1/4 to 4/4 (a binary preview frame
+ * after the first), `executed` and `execution_success`, then, one step later, its history record
+ * and `executing` with no node (ComfyUI writes the record between the two). The messages of a job
+ * whose client has no open socket are lost, as on ComfyUI; the job runs on.
+ * Markers in the graph's text: `[fail]` (an execution error, out of memory, after progress 2/4),
+ * `[hang]` (runs forever, at progress 1/4 when it runs on its own), `[die]` (the server stops
+ * answering once the job runs, after progress 1/4 when it runs on its own), `[nothing]` (finishes
+ * without an output file), `[stepwise]` (runs on its own only when the test calls `step`).
  */
 export interface ComfyFakeOptions {
   /** Files served by /view: the image and the video the fake "renders". */
@@ -22,6 +34,10 @@ export interface ComfyFakeOptions {
   readonly load?: number;
   /** A token a proxy in front of ComfyUI would require (`Authorization: Bearer`). */
   readonly token?: string;
+  /** false: `/ws` is not served (404), like a proxy that does not pass websockets; default true. */
+  readonly socket?: boolean;
+  /** How often a job running on its own takes a step; default 15 ms. */
+  readonly tickMs?: number;
 }
 
 interface Job {
@@ -32,7 +48,16 @@ interface Job {
   looks: number;
   interrupted?: boolean;
   clientId?: string;
+  /** It started while its client's socket was open: it runs on its own (ticks), sending its messages. */
+  live?: boolean;
+  /** Steps taken since it started (live jobs). */
+  steps: number;
 }
+
+/** `progress` messages of a live job: value 1 to PROGRESS_MAX of max PROGRESS_MAX. */
+const PROGRESS_MAX = 4;
+/** A binary preview frame as ComfyUI sends one: event type 1 (preview image), format 2 (PNG), then the image bytes. */
+const PREVIEW = Buffer.concat([Buffer.from([0, 0, 0, 1, 0, 0, 0, 2]), Buffer.from('89504e470d0a1a0a', 'hex')]);
 
 const NUMBER_INPUTS = new Set(['width', 'height', 'seed', 'noise_seed', 'length', 'fps', 'frame_rate', 'batch_size']);
 
@@ -45,12 +70,80 @@ export async function startComfyFake(options: ComfyFakeOptions) {
   let number = 0;
   let dead = false;
   let base = '';
+  /** The open socket of each client id (a new connection with the same id replaces the old one, as on ComfyUI). */
+  const sockets = new Map<string, WebSocket>();
+  /** Every socket connection: its client id and headers. */
+  const connections: { clientId: string; headers: http.IncomingHttpHeaders }[] = [];
+  /** Frames sent, by client id (what a client with an open socket was sent). */
+  const sent: { clientId: string; type: string; data: unknown }[] = [];
+  let acceptSockets = options.socket ?? true;
+  const wss = new WebSocketServer({ noServer: true });
 
+  const send = (job: Job, type: string, data: Record<string, unknown>) => {
+    const ws = job.clientId ? sockets.get(job.clientId) : undefined;
+    if (!ws || ws.readyState !== ws.OPEN) return;
+    sent.push({ clientId: job.clientId!, type, data });
+    ws.send(JSON.stringify({ type, data: { ...data, prompt_id: job.id } }));
+  };
   const running = () => order.map((id) => jobs.get(id)!).find((j) => j.state === 'running');
+  /** Starts a pending job; it runs on its own when its client's socket is open now. */
+  const start = (job: Job) => {
+    job.state = 'running';
+    job.live = !!job.clientId && sockets.get(job.clientId)?.readyState === 1;
+    if (!job.live) return;
+    send(job, 'execution_start', { timestamp: Date.now() });
+    send(job, 'execution_cached', { nodes: ['4'], timestamp: Date.now() });
+    send(job, 'executing', { node: '3', display_node: '3' });
+  };
+  /** One step of a live job. */
+  const step = (job: Job) => {
+    if (job.state !== 'running' || !job.live) return;
+    if (job.text.includes('[hang]') && job.steps >= 1) return;
+    job.steps++;
+    if (job.steps <= PROGRESS_MAX) {
+      if (job.text.includes('[fail]') && job.steps === 3) {
+        send(job, 'execution_error', {
+          node_id: '3',
+          node_type: 'KSampler',
+          exception_type: 'torch.OutOfMemoryError',
+          exception_message: 'Allocation on device failed',
+          traceback: [],
+          executed: [],
+        });
+        job.state = 'error';
+        send(job, 'executing', { node: null });
+        return;
+      }
+      if (job.text.includes('[die]') && job.steps === 2) return die();
+      send(job, 'progress', { value: job.steps, max: PROGRESS_MAX, node: '3' });
+      if (job.steps === 1 && job.clientId && sockets.get(job.clientId)?.readyState === 1) sockets.get(job.clientId)!.send(PREVIEW, { binary: true });
+      return;
+    }
+    if (job.steps === PROGRESS_MAX + 1) {
+      const [node, output] = Object.entries(outputsOf(job))[0] ?? ['9', {}];
+      send(job, 'executing', { node, display_node: node });
+      send(job, 'executed', { node, display_node: node, output });
+      send(job, 'execution_success', { timestamp: Date.now() });
+      return;
+    }
+    job.state = 'success';
+    send(job, 'executing', { node: null });
+  };
+  const tick = () => {
+    if (dead) return;
+    const now = running();
+    if (now?.live && !now.text.includes('[stepwise]')) step(now);
+    if (!running()) {
+      const next = order.map((id) => jobs.get(id)!).find((j) => j.state === 'pending' && j.clientId && sockets.get(j.clientId)?.readyState === 1);
+      if (next) start(next);
+    }
+  };
+  const ticker = setInterval(tick, options.tickMs ?? 15);
+  ticker.unref();
   const advance = (job: Job) => {
-    if (job.state === 'success' || job.state === 'error') return;
+    if (job.state === 'success' || job.state === 'error' || job.live) return;
     job.looks++;
-    if (job.state === 'pending' && job.looks >= 1 && !running()) job.state = 'running';
+    if (job.state === 'pending' && job.looks >= 1 && !running()) start(job);
     else if (job.state === 'running') {
       if (job.text.includes('[die]')) return die();
       if (job.text.includes('[hang]')) return;
@@ -121,7 +214,15 @@ export async function startComfyFake(options: ComfyFakeOptions) {
       if (why) return { status: 400, json: { error: { type: 'prompt_outputs_failed_validation', message: why }, node_errors: { x: why } } };
       const id = b.prompt_id ?? randomUUID();
       if (!jobs.has(id)) {
-        jobs.set(id, { id, graph: b.prompt, text: JSON.stringify(b.prompt), state: 'pending', looks: 0, ...(b.client_id ? { clientId: b.client_id } : {}) });
+        jobs.set(id, {
+          id,
+          graph: b.prompt,
+          text: JSON.stringify(b.prompt),
+          state: 'pending',
+          looks: 0,
+          steps: 0,
+          ...(b.client_id ? { clientId: b.client_id } : {}),
+        });
         order.push(id);
       }
       return { status: 200, json: { prompt_id: id, number: number++, node_errors: {} } };
@@ -150,7 +251,11 @@ export async function startComfyFake(options: ComfyFakeOptions) {
     if (method === 'POST' && url.pathname === '/interrupt') {
       const want = (body as { prompt_id?: string } | undefined)?.prompt_id;
       const j = running();
-      if (j && (!want || want === j.id)) Object.assign(j, { state: 'error', interrupted: true });
+      if (j && (!want || want === j.id)) {
+        Object.assign(j, { state: 'error', interrupted: true });
+        send(j, 'execution_interrupted', { node_id: '3', node_type: 'KSampler', executed: [] });
+        send(j, 'executing', { node: null });
+      }
       return { status: 200 };
     }
     const h = /^\/history\/([^/]+)$/.exec(url.pathname);
@@ -197,6 +302,26 @@ export async function startComfyFake(options: ComfyFakeOptions) {
       res.writeHead(answer.status, { 'content-type': 'application/json' }).end(answer.json === undefined ? '' : JSON.stringify(answer.json));
     });
   });
+  server.on('upgrade', (req, socket, head) => {
+    const url = new URL(req.url ?? '/', base);
+    const refuse = (status: number) => {
+      socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n`);
+    };
+    if (dead) return socket.destroy();
+    if (url.pathname !== '/ws' || !acceptSockets) return refuse(404);
+    if (options.token && req.headers.authorization !== `Bearer ${options.token}`) return refuse(401);
+    const clientId = url.searchParams.get('clientId') ?? randomUUID().replace(/-/g, '');
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      connections.push({ clientId, headers: req.headers });
+      sockets.get(clientId)?.terminate();
+      sockets.set(clientId, ws);
+      ws.on('close', () => {
+        if (sockets.get(clientId) === ws) sockets.delete(clientId);
+      });
+      const waiting = order.filter((id) => jobs.get(id)!.state === 'pending' || jobs.get(id)!.state === 'running').length + others.length;
+      ws.send(JSON.stringify({ type: 'status', data: { status: { exec_info: { queue_remaining: waiting } }, sid: clientId } }));
+    });
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
@@ -204,10 +329,17 @@ export async function startComfyFake(options: ComfyFakeOptions) {
   /** The server stops: open connections are cut and new ones refused. */
   function die(): void {
     dead = true;
+    clearInterval(ticker);
+    dropSockets();
     closed ??= new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeAllConnections();
     });
+  }
+  /** Cuts every open socket (the server goes on). */
+  function dropSockets(): void {
+    for (const ws of sockets.values()) ws.terminate();
+    sockets.clear();
   }
   return {
     url: base,
@@ -217,6 +349,23 @@ export async function startComfyFake(options: ComfyFakeOptions) {
     /** Jobs GenGate queued here (others' load excluded). */
     queued: () => order.map((id) => jobs.get(id)!),
     die,
+    /** Socket connections so far, and the frames sent to open sockets. */
+    connections,
+    sent,
+    /** Open sockets now (of one client id when given). */
+    clients: (clientId?: string) => (clientId === undefined ? sockets.size : sockets.has(clientId) ? 1 : 0),
+    /** The client id a job was queued with. */
+    clientOf: (id: string) => jobs.get(id)?.clientId,
+    /** Cuts the open sockets; with `refuse`, new ones are refused (404) until `acceptSockets()`. */
+    dropSockets: (refuse = false) => {
+      if (refuse) acceptSockets = false;
+      dropSockets();
+    },
+    acceptSockets: () => {
+      acceptSockets = true;
+    },
+    /** One step of a `[stepwise]` job (or any live job). */
+    step: (id: string) => step(jobs.get(id)!),
     close: async () => {
       die();
       await closed;

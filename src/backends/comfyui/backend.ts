@@ -9,6 +9,7 @@ import { NotAccepted, type UpstreamHttp } from '../upstream/index.js';
 import { fetchAll, kindFromText, obj, str } from '../upstream/util.js';
 import { fetchPhoto, type LocalPhoto } from './photos.js';
 import { ComfyServer, UploadRefused, unreachable, type HistoryEntry, type Queue } from './server.js';
+import { ComfySocket } from './socket.js';
 import { DEFAULT_FPS, photosWanted, placeholderValues, promptIdOf } from './values.js';
 import { fillWorkflow, loadWorkflow, type Workflow } from './workflow.js';
 
@@ -19,32 +20,58 @@ const OUTPUT_TYPES = {
   music: /\.(mp3|wav|flac|ogg|m4a|opus)$/i,
 } as const;
 const FALLBACK_MIME = { image: 'image/png', video: 'video/mp4', music: 'audio/mpeg' } as const;
+/** A running prompt the socket has not heard of for this long is read over HTTP again (a socket gone quiet cannot hide an end). */
+const QUIET_MS = 60_000;
 
 /**
  * The operator's own ComfyUI servers (DECISIONS §19, decision 2101). Submit probes every server's
  * queue, takes the shortest one that answers, uploads the input's photos there (`/upload/image`),
  * and queues the model's workflow with the placeholders filled (`/prompt`, with a prompt id made
- * from the task id). Progress and results are read from `/history/{id}` and `/queue`, outputs are
- * downloaded from `/view` for re-hosting, and cancel deletes a pending job or interrupts a running one.
- * The reference of a job is `<prompt id>@<server address>`.
+ * from the task id). While a job runs, progress comes from the server's websocket (socket.ts) when
+ * it is open and has heard of the job: no HTTP call, the node's progress as a percentage. Otherwise,
+ * and for every outcome, from `/history/{id}` and `/queue`. Outputs are downloaded from `/view` for
+ * re-hosting, and cancel deletes a pending job or interrupts a running one. The reference of a job
+ * is `<prompt id>@<server address>`.
  */
 export class ComfyBackend implements Backend {
   readonly name: string;
   /** Submitting again is safe: the prompt id comes from the task id and submit first looks for it on every server. */
   readonly idempotentSubmit = true;
   private readonly servers: ComfyServer[];
+  /** The websocket of each server, by its address: one per server of the route, opened with the first job followed there. */
+  private readonly sockets = new Map<string, ComfySocket>();
   private readonly clientId = randomUUID();
   private readonly fps: number;
   private readonly headers: Readonly<Record<string, string>>;
 
   constructor(
     private readonly workflow: Workflow,
-    private readonly opts: { name: string; servers: readonly string[]; fps?: number; apiKey?: string; http: UpstreamHttp; files: Files; tmpDir: string },
+    private readonly opts: {
+      name: string;
+      servers: readonly string[];
+      fps?: number;
+      apiKey?: string;
+      http: UpstreamHttp;
+      files: Files;
+      tmpDir: string;
+      /** Told a task's id when its server's websocket reports the job finished: the engine polls the task at once. */
+      due?: (taskId: string) => void;
+    },
   ) {
     this.name = opts.name;
     this.fps = opts.fps ?? DEFAULT_FPS;
     this.headers = opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {};
     this.servers = opts.servers.map((url, i) => new ComfyServer(url, `ComfyUI server #${i + 1} of ${opts.name}`, opts.http, this.headers));
+    for (const server of this.servers) {
+      const socket = new ComfySocket({
+        url: server.url,
+        clientId: this.clientId,
+        headers: this.headers,
+        http: opts.http,
+        ...(opts.due ? { onEnd: opts.due } : {}),
+      });
+      this.sockets.set(server.url, socket);
+    }
   }
 
   async submit(job: BackendJob): Promise<string> {
@@ -53,8 +80,10 @@ export class ComfyBackend implements Backend {
     const alive = probes.filter((p): p is { server: ComfyServer; index: number; queue: Queue } => p.queue !== null);
     // A submit repeated after a crash: the job may already be on a server.
     for (const p of alive) {
-      if (p.queue.running.includes(promptId) || p.queue.pending.includes(promptId)) return refOf(promptId, p.server);
-      if (await p.server.history(promptId).catch(() => null)) return refOf(promptId, p.server);
+      if (p.queue.running.includes(promptId) || p.queue.pending.includes(promptId) || (await p.server.history(promptId).catch(() => null))) {
+        this.socketOf(p.server).follow(promptId, job.taskId);
+        return refOf(promptId, p.server);
+      }
     }
     if (alive.length === 0) throw new NotAccepted(`no ComfyUI server of ${this.name} answers (${this.servers.length} tried)`);
     const values = placeholderValues(job, this.fps);
@@ -79,16 +108,26 @@ export class ComfyBackend implements Backend {
     }
   }
 
-  async progress(_job: BackendJob, ref: string): Promise<BackendStatus> {
+  /**
+   * The socket's news when its open connection heard the job run lately and not end: running, with
+   * the node's progress, without an HTTP call. Otherwise `/history/{id}` (the outcome: the socket
+   * never decides one), then `/queue`.
+   */
+  async progress(job: BackendJob, ref: string): Promise<BackendStatus> {
     const { id, server } = this.parse(ref);
+    const socket = this.socketOf(server);
+    socket.follow(id, job.taskId);
+    const news = socket.news(id);
+    if (news && !news.ended && Date.now() - news.heardAt < QUIET_MS) return running(news.percent);
     const entry = await server.history(id);
-    if (entry) return statusOf(entry, server);
+    if (entry) return this.outcome(socket, id, statusOf(entry, server));
     const queue = await server.queue();
-    if (queue.running.includes(id)) return { state: 'running' };
+    if (queue.running.includes(id)) return running(socket.news(id)?.percent ?? null);
     if (queue.pending.includes(id)) return { state: 'queued' };
     // It may have finished between the two reads.
     const again = await server.history(id);
-    if (again) return statusOf(again, server);
+    if (again) return this.outcome(socket, id, statusOf(again, server));
+    socket.forget(id);
     return { state: 'failed', kind: 'unavailable', message: `${server.label} no longer knows the job (the server restarted?)` };
   }
 
@@ -116,6 +155,8 @@ export class ComfyBackend implements Backend {
   async cancel(_job: BackendJob, ref: string): Promise<CancelOutcome> {
     try {
       const { id, server } = this.parse(ref);
+      // A job that runs on after the cancel is followed again by the next progress.
+      this.socketOf(server).forget(id);
       for (let round = 0; round < 2; round++) {
         const entry = await server.history(id);
         if (entry) return str(entry.status.status_str) === 'error' ? 'cancelled' : 'not-cancellable';
@@ -143,6 +184,8 @@ export class ComfyBackend implements Backend {
   ): Promise<string> {
     const filled: Record<string, string | number> = { ...values };
     for (const [name, photo] of photos) filled[name] = await server.upload(photo.path, photo.name, photo.mime);
+    // Connecting now, while the graph is sent, so the socket is there when the job starts.
+    this.socketOf(server).follow(promptId, job.taskId);
     let res;
     try {
       res = await server.prompt(fillWorkflow(this.workflow, filled), promptId, this.clientId);
@@ -156,8 +199,29 @@ export class ComfyBackend implements Backend {
     if (res.status === 200 && str(data.prompt_id)) return refOf(str(data.prompt_id)!, server);
     // ComfyUI refuses a graph it cannot run (a missing model file or node on this server): the client's
     // input was validated by GenGate, so this is the route's trouble and another server may run it.
+    this.socketOf(server).forget(promptId);
     const why = data.error ? JSON.stringify({ error: data.error, node_errors: data.node_errors }).slice(0, 500) : res.text.slice(0, 300);
     throw new NotAccepted(`${server.label} answered /prompt with HTTP ${res.status}: ${why}`);
+  }
+
+  /** Closes the servers' websockets (at shutdown). */
+  async close(): Promise<void> {
+    await Promise.all([...this.sockets.values()].map((s) => s.close()));
+  }
+
+  /** True while the websocket of the server at `url` is open (tests). */
+  socketOpen(url: string): boolean {
+    return this.sockets.get(url)?.open ?? false;
+  }
+
+  /** A job's outcome read from `/history`: its prompt is no longer followed once it is done or failed. */
+  private outcome(socket: ComfySocket, id: string, status: BackendStatus): BackendStatus {
+    if (status.state === 'done' || status.state === 'failed') socket.forget(id);
+    return status;
+  }
+
+  private socketOf(server: ComfyServer): ComfySocket {
+    return this.sockets.get(server.url)!;
   }
 
   /** The server and prompt id of a reference; a server no longer in the route is a definite failure (its address is not trusted). */
@@ -172,6 +236,11 @@ export class ComfyBackend implements Backend {
 
 function refOf(promptId: string, server: ComfyServer): string {
   return `${promptId}@${server.url}`;
+}
+
+/** Running, with the node's progress when the socket heard one. */
+function running(percent: number | null): BackendStatus {
+  return percent === null ? { state: 'running' } : { state: 'running', progress: percent };
 }
 
 function load(q: Queue): number {
@@ -225,5 +294,6 @@ export function createComfyBackend(opts: KindOptions): Backend {
     http: opts.http,
     files: opts.files,
     tmpDir: opts.tmpDir,
+    ...(opts.due ? { due: opts.due } : {}),
   });
 }

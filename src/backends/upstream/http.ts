@@ -116,6 +116,20 @@ export class UpstreamHttp {
     return res;
   }
 
+  /**
+   * Where a websocket to an upstream connects through the guard: `url` (http or https) checked as
+   * for `json` and turned into its ws: or wss: address, and the `createConnection` to give the
+   * client library (absent when private addresses are allowed). Throws NetError for an address the
+   * guard refuses.
+   */
+  socketTarget(url: string): { url: URL; createConnection?: ReturnType<NetGuard['connector']> } {
+    const u = new URL(this.guard.parse(url));
+    const secure = u.protocol === 'https:';
+    u.protocol = secure ? 'wss:' : 'ws:';
+    const createConnection = this.guard.connector(secure);
+    return { url: u, ...(createConnection ? { createConnection } : {}) };
+  }
+
   /** Sends a local file as multipart/form-data, streamed from disk; answers like json(). */
   async upload(url: string, file: string, req: UploadRequest = {}): Promise<JsonResponse> {
     const boundary = `----gengate${Math.random().toString(16).slice(2)}${Date.now().toString(16)}`;
