@@ -1,5 +1,9 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { renderImage } from '../../src/backends/local/render.js';
 
 /** One createTask the fake received. */
 export interface FakeCreate {
@@ -88,4 +92,23 @@ export async function startFakeUpstream(png: string) {
         server.close(() => resolve());
       }),
   };
+}
+
+export type FakeUpstream = Awaited<ReturnType<typeof startFakeUpstream>>;
+
+/**
+ * A fake upstream that accepts tasks (mode `ok`; a rendered PNG is their result), and the settings
+ * of a catalog file in `dir` whose `nano-banana-2` has its one route there (same-api, key in UP_KEY,
+ * loopback allowed): spread `env` into the server's settings.
+ */
+export async function sameApiUpstream(
+  dir = mkdtempSync(path.join(tmpdir(), 'gengate-upstream-')),
+): Promise<{ fake: FakeUpstream; env: Record<string, string> }> {
+  const png = path.join(dir, 'r.png');
+  await renderImage({ format: 'png', prompt: 'upstream result' }, png);
+  const fake = await startFakeUpstream(png);
+  fake.state.mode = 'ok';
+  const catalog = path.join(dir, 'catalog.json');
+  writeFileSync(catalog, JSON.stringify({ models: { 'nano-banana-2': { routes: [{ backend: 'same-api', base_url: fake.url, key_env: 'UP_KEY' }] } } }));
+  return { fake, env: { GENGATE_CATALOG: catalog, UP_KEY: 'k', ALLOW_PRIVATE_NETWORK: 'true' } };
 }
