@@ -4,6 +4,8 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { renderImage } from '../../src/backends/local/render.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { FAST } from './support.js';
 
 /** One createTask the fake received. */
 export interface FakeCreate {
@@ -111,4 +113,12 @@ export async function sameApiUpstream(
   const catalog = path.join(dir, 'catalog.json');
   writeFileSync(catalog, JSON.stringify({ models: { 'nano-banana-2': { routes: [{ backend: 'same-api', base_url: fake.url, key_env: 'UP_KEY' }] } } }));
   return { fake, env: { GENGATE_CATALOG: catalog, UP_KEY: 'k', ALLOW_PRIVATE_NETWORK: 'true' } };
+}
+
+/** A server (FAST settings, `env` added) whose nano-banana-2 goes to a fresh sameApiUpstream, its engine started. */
+export async function serverWithUpstream(dialect: 'sqlite' | 'postgres', env: Record<string, string>): Promise<{ s: TestServer; fake: FakeUpstream }> {
+  const { fake, env: routed } = await sameApiUpstream();
+  const s = await startServer(dialect, { ...FAST, ...routed, ...env });
+  s.services.engine.start();
+  return { s, fake };
 }

@@ -5,9 +5,9 @@ import { buildServices } from '../../src/services.js';
 import { MICROS_PER_USD } from '../../src/billing/index.js';
 import { spawnServe, stop } from '../helpers/cli.js';
 import { createTestDb, dialects, type TestDb } from '../helpers/db.js';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { sameApiUpstream, type FakeUpstream } from './fake-upstream.js';
-import { FAST, UNLIMITED, create, eventually, info, settle } from './support.js';
+import type { TestServer } from '../helpers/server.js';
+import { sameApiUpstream, serverWithUpstream, type FakeUpstream } from './fake-upstream.js';
+import { UNLIMITED, create, eventually, info, settle } from './support.js';
 
 /**
  * Issue 21, decision 2102: a handed task whose upstream reports no change is polled from the
@@ -18,18 +18,13 @@ describe.each(dialects())('tasks in flight at an upstream on %s', (dialect) => {
   let s: TestServer;
   let fake: FakeUpstream;
   beforeAll(async () => {
-    const upstream = await sameApiUpstream();
-    fake = upstream.fake;
-    s = await startServer(dialect, {
-      ...FAST,
-      ...upstream.env,
+    ({ s, fake } = await serverWithUpstream(dialect, {
       UPSTREAM_POLL_MS: '40',
       // The watch lease is twice this: 2 s, renewed once half of it is used.
       ENGINE_LEASE_MS: '1000',
       // The claim loop's own look for due work (a transaction even when it finds none) comes rarely.
       ENGINE_POLL_MS: '2000',
-    });
-    s.services.engine.start();
+    }));
   });
   afterAll(async () => {
     await s.close();
@@ -145,17 +140,12 @@ describe.each(dialects())('an upstream notice for a held task on %s', (dialect) 
   let s: TestServer;
   let fake: FakeUpstream;
   beforeAll(async () => {
-    const upstream = await sameApiUpstream();
-    fake = upstream.fake;
-    s = await startServer(dialect, {
-      ...FAST,
-      ...upstream.env,
+    ({ s, fake } = await serverWithUpstream(dialect, {
       UPSTREAM_WEBHOOKS: 'true',
       PUBLIC_BASE_URL: 'https://gengate.example.com',
       // Held tasks would next be polled in 10 minutes: only the notice can finish them in time.
       UPSTREAM_POLL_MS: '600000',
-    });
-    s.services.engine.start();
+    }));
   });
   afterAll(async () => {
     await s.close();

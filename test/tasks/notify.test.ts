@@ -2,26 +2,21 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/http/app.js';
 import { dialects } from '../helpers/db.js';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { sameApiUpstream, type FakeUpstream } from './fake-upstream.js';
-import { FAST, create, eventually, info, settle } from './support.js';
+import type { TestServer } from '../helpers/server.js';
+import { serverWithUpstream, type FakeUpstream } from './fake-upstream.js';
+import { create, eventually, info, settle } from './support.js';
 
 /** The upstream callback address (issue 8): wakes its task, unguessable, size-limited, says nothing, never logged. */
 describe.each(dialects())('upstream notify address on %s', (dialect) => {
   let s: TestServer;
   let fake: FakeUpstream;
   beforeAll(async () => {
-    const upstream = await sameApiUpstream();
-    fake = upstream.fake;
-    fake.state.taskState = 'generating';
-    s = await startServer(dialect, {
-      ...FAST,
-      ...upstream.env,
+    ({ s, fake } = await serverWithUpstream(dialect, {
       UPSTREAM_WEBHOOKS: 'true',
       UPSTREAM_POLL_MS: '600000',
       PUBLIC_BASE_URL: 'https://gengate.example.com',
-    });
-    s.services.engine.start();
+    }));
+    fake.state.taskState = 'generating';
   });
   afterAll(async () => {
     await s.close();
