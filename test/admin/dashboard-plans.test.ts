@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dashboardQueries, dashboardSeries, MINUTE_MS } from '../../src/dashboard/index.js';
 import { migrate, openDatabase, insertRow, type Database, type TaskState } from '../../src/store/index.js';
 import { createTestDb, dialects, type TestDb } from '../helpers/db.js';
+import { taskRow } from '../tasks/support.js';
 
 const NOW = 1_800_000_000_000;
 const TASKS = 3000;
@@ -28,35 +29,17 @@ describe.each(dialects())('the dashboard reads on %s', (dialect) => {
         const at = NOW - SPREAD + Math.floor((i / TASKS) * SPREAD);
         const state = i >= TASKS - 20 ? states[i % states.length]! : i % 9 === 0 ? 'fail' : 'success';
         created.push(at);
-        await insertRow(trx, 'tasks', {
-          id: `tk_${i}`,
-          state,
-          account_id: 'acc',
-          model: 'google/nano-banana',
-          param: '{}',
-          input: '{}',
-          media: null,
-          callback_url: 'https://example.com/hook',
-          price_micros: 1,
-          final_micros: 1,
-          auto_length: 0,
-          is_draft: 0,
-          progress: 0,
-          refunded: 0,
-          files_expired: 0,
-          attempts: 0,
-          backend: 'local',
-          run_at: at,
-          deadline_at: at + 1_200_000,
-          locked_until: null,
-          locked_by: null,
-          created_at: at,
-          updated_at: at,
-          completed_at: state === 'success' || state === 'fail' ? at + 5_000 : null,
-          fail_code: state === 'fail' ? 500 : null,
-          files_expire_at: null,
-          upstream_token: null,
-        });
+        const final = state === 'success' || state === 'fail';
+        await insertRow(
+          trx,
+          'tasks',
+          taskRow(`tk_${i}`, at, {
+            state,
+            callback_url: 'https://example.com/hook',
+            completed_at: final ? at + 5_000 : null,
+            fail_code: state === 'fail' ? 500 : null,
+          }),
+        );
         await trx
           .insertInto('webhook_attempts')
           .values({
