@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Insertable } from 'kysely';
 import { expect } from 'vitest';
 import type { Clock } from '../../src/clock.js';
@@ -125,6 +126,16 @@ export function taskRow(id: string, at: number, fields: Partial<Insertable<Tasks
 /** Fetches a result link from the test server (links carry PUBLIC_BASE_URL, which in tests names port 0). */
 export async function fetchFile(s: TestServer, link: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Response> {
   return fetch(s.url + new URL(link).pathname, { headers, method });
+}
+
+/** The SHA-256 of a result link's bytes, fetched from the test server; the link must be the server's own (PUBLIC_BASE_URL). */
+export async function hashOfLink(s: TestServer, link: string): Promise<string> {
+  expect(link.startsWith(s.config.PUBLIC_BASE_URL), link).toBe(true);
+  const res = await fetchFile(s, link);
+  expect(res.status, link).toBe(200);
+  return createHash('sha256')
+    .update(Buffer.from(await res.arrayBuffer()))
+    .digest('hex');
 }
 
 /** The result links of a successful task, whatever the result shape. */
