@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dashboardQueries, dashboardSeries, MINUTE_MS } from '../../src/dashboard/index.js';
 import { migrate, openDatabase, insertRow, type Database, type TaskState } from '../../src/store/index.js';
 import { createTestDb, dialects, type TestDb } from '../helpers/db.js';
-import { taskRow } from '../tasks/support.js';
+import { accountRow, taskRow } from '../tasks/support.js';
 
 const NOW = 1_800_000_000_000;
 const TASKS = 3000;
@@ -24,7 +24,7 @@ describe.each(dialects())('the dashboard reads on %s', (dialect) => {
     await migrate(database);
     const states: TaskState[] = ['success', 'success', 'fail', 'success', 'generating'];
     await database.tx(async (trx) => {
-      await insertRow(trx, 'accounts', { id: 'acc', name: 'a', status: 'active', balance_micros: 0, webhook_secret: 'whsec_a', created_at: 1 });
+      await insertRow(trx, 'accounts', accountRow('acc'));
       for (let i = 0; i < TASKS; i++) {
         const at = NOW - SPREAD + Math.floor((i / TASKS) * SPREAD);
         const state = i >= TASKS - 20 ? states[i % states.length]! : i % 9 === 0 ? 'fail' : 'success';

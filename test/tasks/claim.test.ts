@@ -10,7 +10,7 @@ import { handedCount } from '../../src/engine/routing.js';
 import { expiringTasks } from '../../src/engine/sweep.js';
 import { ACTIVE_STATES } from '../../src/tasks/states.js';
 import { createTestDb, dialects, type TestDb } from '../helpers/db.js';
-import { taskRow } from './support.js';
+import { accountRow, taskRow } from './support.js';
 
 const NOW = 1_800_000_000_000;
 const STATES: TaskState[] = ['waiting', 'queuing', 'generating', 'success', 'fail'];
@@ -29,7 +29,7 @@ describe.each(dialects())('the engine claim on %s', (dialect) => {
     database = openDatabase(t.url);
     await migrate(database);
     await database.tx(async (trx) => {
-      await insertRow(trx, 'accounts', { id: 'acc', name: 'a', status: 'active', balance_micros: 0, webhook_secret: 'whsec_a', created_at: 1 });
+      await insertRow(trx, 'accounts', accountRow('acc'));
       for (let i = 0; i < 3000; i++) {
         // A spread of states and due times (some in the future), every 7th task leased by another worker,
         // every 11th once leased (long expired: on PostgreSQL leases are judged by the database's clock).

@@ -3,7 +3,7 @@ import type { Insertable } from 'kysely';
 import { expect } from 'vitest';
 import type { Clock } from '../../src/clock.js';
 import type { Database } from '../../src/store/db.js';
-import type { TasksTable } from '../../src/store/schema.js';
+import type { AccountsTable, TasksTable } from '../../src/store/schema.js';
 import type { TestServer } from '../helpers/server.js';
 
 /** A clock tests can move forward: real time plus an offset (the engine still runs on real timers). */
@@ -84,6 +84,11 @@ export async function expectLedgerInvariant(database: Database): Promise<void> {
 export async function taskEntries(s: { services: { database: Database } }, taskId: string): Promise<Record<string, number>> {
   const rows = await s.services.database.db.selectFrom('ledger_entries').select(['kind', 'amount_micros']).where('task_id', '=', taskId).execute();
   return Object.fromEntries(rows.map((r) => [r.kind, Number(r.amount_micros)]));
+}
+
+/** An `accounts` row for a test that writes rows directly: active, no balance. */
+export function accountRow(id: string, name = id): Insertable<AccountsTable> {
+  return { id, name, status: 'active', balance_micros: 0, webhook_secret: `whsec_${id}`, created_at: 1 };
 }
 
 /**
