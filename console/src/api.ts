@@ -1,5 +1,10 @@
 // The one door to the server: the API's own endpoints with the session cookie, and the CSRF token
 // (from GET /api/v1/auth/session) on every change. Nothing here is console-only: see docs/console.md.
+// The API's answers are typed by the TypeScript SDK's own types (packages/client/src/types.ts):
+// type-only imports, erased from the bundle, so the console and the SDK cannot drift apart.
+import type { Price as PriceResult, UploadedFile } from '../../packages/client/src/types.js';
+
+export type { CallbackStatus, Task, TaskPage, TaskState, UploadedFile } from '../../packages/client/src/types.js';
 
 export interface Session {
   sessionId: string;
@@ -96,16 +101,8 @@ export async function api<T>(method: 'GET' | 'POST' | 'PUT', path: string, body?
   return (env?.data ?? json) as T;
 }
 
-export interface UploadResult {
-  url: string;
-  fileName: string;
-  kind: 'image' | 'video' | 'audio';
-  duration: number;
-  seconds: number;
-}
-
 /** POST /api/v1/files/upload with progress (XMLHttpRequest: fetch reports no upload progress). */
-export function upload(file: File, progress: (fraction: number) => void): Promise<UploadResult> {
+export function upload(file: File, progress: (fraction: number) => void): Promise<UploadedFile> {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open('POST', '/api/v1/files/upload');
@@ -114,7 +111,7 @@ export function upload(file: File, progress: (fraction: number) => void): Promis
     xhr.upload.onprogress = (e) => e.lengthComputable && progress(e.loaded / e.total);
     xhr.onerror = () => reject(new ApiError(0, 'the upload was interrupted; try again'));
     xhr.onload = () => {
-      const body = xhr.response as { code?: number; data?: UploadResult } | null;
+      const body = xhr.response as { code?: number; data?: UploadedFile } | null;
       if (xhr.status === 200 && body?.data) return resolve(body.data);
       if (xhr.status === 401) onSignedOut(messageOf(body, 401));
       reject(new ApiError(xhr.status, messageOf(body, xhr.status)));
@@ -123,45 +120,6 @@ export function upload(file: File, progress: (fraction: number) => void): Promis
     form.append('file', file);
     xhr.send(form);
   });
-}
-
-export type TaskState = 'waiting' | 'queuing' | 'generating' | 'success' | 'fail';
-
-export interface CallbackStatus {
-  url: string;
-  status: 'pending' | 'delivered' | 'failed';
-  attempts: number;
-  lastAttemptAt: number | null;
-  lastStatusCode: number | null;
-  lastError: string | null;
-  deliveredAt: number | null;
-}
-
-export interface Task {
-  taskId: string;
-  model: string;
-  state: TaskState;
-  param: string;
-  resultJson: string | { videos: { url: string }[]; duration: number | null; resultUrls: string[] } | null;
-  lastFrameUrl?: string | null;
-  failCode: string | number;
-  failMsg: string;
-  error: { code: number; message: string; type: string } | null;
-  costTime: number | null;
-  createTime: number;
-  updateTime: number;
-  completeTime: number | null;
-  progress: number;
-  creditsConsumed: number;
-  costUsd: string;
-  refunded: boolean;
-  filesExpired: boolean;
-  callback?: CallbackStatus | null;
-}
-
-export interface TaskPage {
-  items: Task[];
-  nextBefore: number | null;
 }
 
 export interface ModelEntry {
@@ -192,9 +150,8 @@ export interface JsonSchema {
   maxLength?: number;
 }
 
-export type Price =
-  | { ok: true; price_usd: number; price_display: string; billable_seconds: number; unit: string }
-  | { ok: false; error: { message: string; field: string | null } };
+/** The calculator's answer: the SDK's Price, or its refusal (400 `{ok: false, error}`). */
+export type Price = PriceResult | { ok: false; error: { message: string; field: string | null } };
 
 /** GET /v1/pricing/calculate (no envelope): the price createTask would charge. */
 export async function calculate(params: URLSearchParams): Promise<Price> {

@@ -8,15 +8,16 @@ const STEPS = ['waiting', 'queuing', 'generating'] as const;
 
 /** The result's URLs whatever the dialect: {resultUrls} as text, or the video object. */
 export function resultUrls(task: Task): { urls: string[]; videos: string[] } {
-  const r = task.resultJson;
-  if (!r) return { urls: [], videos: [] };
-  if (typeof r === 'object') return { urls: r.resultUrls ?? [], videos: (r.videos ?? []).map((v) => v.url) };
-  try {
-    const parsed = JSON.parse(r) as { resultUrls?: string[]; videos?: { url: string }[] };
-    return { urls: parsed.resultUrls ?? [], videos: (parsed.videos ?? []).map((v) => v.url) };
-  } catch {
-    return { urls: [], videos: [] };
+  let r: unknown = task.resultJson;
+  if (typeof r === 'string') {
+    try {
+      r = JSON.parse(r);
+    } catch {
+      r = null;
+    }
   }
+  const shown = (r && typeof r === 'object' ? r : {}) as { resultUrls?: string[]; videos?: { url: string }[] };
+  return { urls: shown.resultUrls ?? [], videos: (shown.videos ?? []).map((v) => v.url) };
 }
 
 /** Polls recordInfo until the task is final (once a second): the state walks on screen without a refresh. */

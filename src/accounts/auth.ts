@@ -46,6 +46,22 @@ type KeyRow = {
   budget_period: KeyBudgetPeriod | null;
 };
 
+/** The columns of a KeyRow: the key's and its account's, for a key and for the key behind an OAuth token alike. */
+const KEY_COLUMNS = [
+  'api_keys.id',
+  'api_keys.account_id',
+  'api_keys.scopes',
+  'api_keys.models',
+  'api_keys.revoked_at',
+  'api_keys.expires_at',
+  'api_keys.budget_micros',
+  'api_keys.budget_period',
+  'accounts.status',
+  'accounts.rate_write_limit',
+  'accounts.rate_read_limit',
+  'accounts.dialect',
+] as const;
+
 /** A looked-up key as the requests of the next moments see it: the row, parsed once, and when it was read. */
 interface CachedKey {
   row: KeyRow;
@@ -76,24 +92,7 @@ export class Authenticator {
     private readonly cacheMs = 0,
   ) {
     this.findKey = precompile(database.db, 1, (hash) =>
-      database.db
-        .selectFrom('api_keys')
-        .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
-        .select([
-          'api_keys.id',
-          'api_keys.account_id',
-          'api_keys.scopes',
-          'api_keys.models',
-          'api_keys.revoked_at',
-          'api_keys.expires_at',
-          'api_keys.budget_micros',
-          'api_keys.budget_period',
-          'accounts.status',
-          'accounts.rate_write_limit',
-          'accounts.rate_read_limit',
-          'accounts.dialect',
-        ])
-        .where('api_keys.hash', '=', hash),
+      database.db.selectFrom('api_keys').innerJoin('accounts', 'accounts.id', 'api_keys.account_id').select(KEY_COLUMNS).where('api_keys.hash', '=', hash),
     );
     // An OAuth access token (decision 2202): its grant's key, plus the token's and the grant's own state. Never cached, so a revocation applies at once everywhere.
     this.findToken = precompile(database.db, 1, (hash) =>
@@ -103,18 +102,7 @@ export class Authenticator {
         .innerJoin('api_keys', 'api_keys.id', 'oauth_grants.key_id')
         .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
         .select([
-          'api_keys.id',
-          'api_keys.account_id',
-          'api_keys.scopes',
-          'api_keys.models',
-          'api_keys.revoked_at',
-          'api_keys.expires_at',
-          'api_keys.budget_micros',
-          'api_keys.budget_period',
-          'accounts.status',
-          'accounts.rate_write_limit',
-          'accounts.rate_read_limit',
-          'accounts.dialect',
+          ...KEY_COLUMNS,
           'oauth_tokens.expires_at as token_expires_at',
           'oauth_tokens.revoked_at as token_revoked_at',
           'oauth_grants.revoked_at as grant_revoked_at',

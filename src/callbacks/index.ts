@@ -7,6 +7,7 @@ export { signatureHeaders, legacySignature, type SigningKeys } from './signing.j
 export { Webhooks, REDELIVER_REPEAT_MS, type DeliveryLog } from './manual.js';
 export { EventWorker, eventWebhookId } from './events.js';
 export type { AttemptView } from './log.js';
+export { pruneAttempts } from './retention.js';
 
 /** Parses CALLBACK_RETRY_DELAYS_MS ("5000,30000,...") into the waits before each retry. */
 export function retryDelays(setting: string): number[] {

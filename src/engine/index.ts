@@ -6,3 +6,4 @@ export { Breaker, type BreakerState } from './breaker.js';
 export { NOTIFY_PATH } from './submit.js';
 export { registerEngineMetrics, registerHeldGauge } from './metrics.js';
 export { upstreamNotice, taskDue, type NoticeDeps } from './notice.js';
+export { ACTIVE_STATE_SQL } from './predicates.js';

@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { FILES_KEPT_SQL } from './predicates.js';
 import type { DB } from '../store/index.js';
+import { pruneAttempts } from '../callbacks/index.js';
 import type { EngineDeps } from './deps.js';
 
 const BATCH = 200;
@@ -39,6 +40,7 @@ export async function sweepExpired(deps: EngineDeps): Promise<void> {
       }
     });
   }
+  await pruneAttempts(database, now);
 }
 
 /** Successful tasks whose files are kept but due to go; reads the partial index tasks_files_kept (migration 007). */

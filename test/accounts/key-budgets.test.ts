@@ -1,47 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Clock } from '../../src/clock.js';
-import type { Database } from '../../src/store/index.js';
 import { dialects } from '../helpers/db.js';
 import { gengate } from '../helpers/cli.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { FAST, create, expectLedgerInvariant, settle } from '../tasks/support.js';
+import { FAST, SetClock, create, expectLedgerInvariant, settle } from '../tasks/support.js';
+import { expectSpendMatchesLedger } from '../billing/money-checks.js';
 
 const ADMIN = 'admin-token-for-tests-0123456789';
 /** 0.060 USD. */
 const IMAGE = { model: 'nano-banana-2', input: { prompt: 'a red fox', resolution: '2K' } };
-
-/** A clock the test sets: budgets count UTC days and months. */
-class SetClock implements Clock {
-  constructor(public t: number) {}
-  now(): number {
-    return this.t;
-  }
-  set(iso: string): void {
-    this.t = Date.parse(iso);
-  }
-}
-
-/** Every key's spend counters agree with the ledger: the total with all its entries, each day and month with the charges made in it and their refunds. */
-async function expectSpendMatchesLedger(database: Database): Promise<void> {
-  const { db } = database;
-  const entries = await db
-    .selectFrom('ledger_entries')
-    .select(['task_id', 'kind', 'key_id', 'amount_micros', 'created_at'])
-    .where('key_id', 'is not', null)
-    .execute();
-  const chargedAt = new Map(entries.filter((e) => e.kind === 'charge').map((e) => [e.task_id, Number(e.created_at)]));
-  const expected = new Map<string, number>();
-  for (const e of entries) {
-    const at = new Date(chargedAt.get(e.task_id)!);
-    const day = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate());
-    const month = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1);
-    for (const k of [`${e.key_id} total 0`, `${e.key_id} day ${day}`, `${e.key_id} month ${month}`])
-      expected.set(k, (expected.get(k) ?? 0) - Number(e.amount_micros));
-  }
-  const rows = await db.selectFrom('key_spend').selectAll().execute();
-  const actual = new Map(rows.map((r) => [`${r.key_id} ${r.period} ${Number(r.starts_at)}`, Number(r.spent_micros)]));
-  expect(actual).toEqual(expected);
-}
 
 describe.each(dialects())('key names, expiry and budgets on %s', (dialect) => {
   let s: TestServer;
@@ -160,7 +126,7 @@ describe.each(dialects())('key names, expiry and budgets on %s', (dialect) => {
     expect((await post(k.apiKey)).status).toBe(402);
     const entries = (await admin('GET', `/accounts/${id}/ledger`)).body.data as any[];
     expect(entries.find((e) => e.kind === 'refund')).toMatchObject({ taskId: first, keyId: k.key.id, amountMicros: 60_000 });
-    await expectSpendMatchesLedger(s.services.database);
+    await expectSpendMatchesLedger(s);
   });
 
   it('a day budget counts the UTC day of the charge; a refund gives back to the day it was charged', async () => {
@@ -195,7 +161,7 @@ describe.each(dialects())('key names, expiry and budgets on %s', (dialect) => {
     expect((await post(k.apiKey)).status).toBe(402);
     clock.set('2026-05-31T23:59:59Z');
     expect((await post(k.apiKey)).status).toBe(402);
-    await expectSpendMatchesLedger(s.services.database);
+    await expectSpendMatchesLedger(s);
   });
 
   it('holds under many concurrent creates: no overspend', async () => {
@@ -207,7 +173,7 @@ describe.each(dialects())('key names, expiry and budgets on %s', (dialect) => {
     expect(await keyOf(id, k.key.id)).toMatchObject({ spent: '0.6000', remaining: '0.0000' });
     expect((await s.call('GET', '/api/v1/user/balance', { key: k.apiKey })).body.data.balance).toBe('99.4000');
     await expectLedgerInvariant(s.services.database);
-    await expectSpendMatchesLedger(s.services.database);
+    await expectSpendMatchesLedger(s);
   });
 
   it('updates keep what is not given: period alone, amount alone, null removes', async () => {
@@ -271,6 +237,6 @@ describe.each(dialects())('key budgets with the engine running on %s', (dialect)
     expect(r.status).toBe(402);
     expect(r.body.data.balance).toBe('0.0000');
     await expectLedgerInvariant(s.services.database);
-    await expectSpendMatchesLedger(s.services.database);
+    await expectSpendMatchesLedger(s);
   });
 });

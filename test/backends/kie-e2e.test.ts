@@ -1,5 +1,4 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,7 +7,7 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { hashOf } from '../media/helpers.js';
 import { startKieFake } from '../fakes/kie.js';
 import { upload } from '../files/support.js';
-import { FAST, MovableClock, create, eventually, expectLedgerInvariant, fetchFile, info, resultUrls, settle, taskEntries } from '../tasks/support.js';
+import { FAST, MovableClock, create, eventually, expectLedgerInvariant, hashOfLink, info, resultUrls, settle, taskEntries } from '../tasks/support.js';
 import { useUpstreamKit } from './helpers.js';
 import { expectMoneyInvariant } from '../billing/money-checks.js';
 
@@ -73,15 +72,6 @@ describe.each(dialects())('kie routes end to end on %s', (dialect) => {
     await Promise.all([kie?.close(), poor?.close()]);
   });
 
-  async function hashOfLink(link: string, name: string): Promise<string> {
-    expect(link.startsWith(s.config.PUBLIC_BASE_URL), link).toBe(true);
-    const res = await fetchFile(s, link);
-    expect(res.status).toBe(200);
-    const file = path.join(kit.dir, `${dialect}-${name}`);
-    await writeFile(file, Buffer.from(await res.arrayBuffer()));
-    return hashOf(file);
-  }
-
   it("sends an uploaded photo through kie.ai's upload host, polls recordInfo and re-hosts the result under a GenGate link", async () => {
     const { key } = await s.account(10);
     const up = await upload(s, key, kit.frame, 'frame.png');
@@ -97,7 +87,7 @@ describe.each(dialects())('kie routes end to end on %s', (dialect) => {
     expect(kie.calls.some((c) => c.path === '/api/v1/jobs/recordInfo')).toBe(true);
     const link = resultUrls(t)[0]!;
     expect(link).not.toContain(kie.url);
-    expect(await hashOfLink(link, 'edit.jpg')).toBe(await hashOf(kit.image));
+    expect(await hashOfLink(s, link)).toBe(await hashOf(kit.image));
   });
 
   it('passes a kie.ai field GenGate ignores to kie.ai unchanged when the client sent it under a kie.ai id', async () => {
@@ -120,7 +110,7 @@ describe.each(dialects())('kie routes end to end on %s', (dialect) => {
     expect(kie.creates().at(-1)!.json).toMatchObject({ prompt: 'rain, rain', model: 'V5', customMode: true, title: 'Rain' });
     const links = resultUrls(t);
     expect(links).toHaveLength(2);
-    expect(await hashOfLink(links[1]!, 'track.mp3')).toBe(await hashOf(kit.tracks[1]!));
+    expect(await hashOfLink(s, links[1]!)).toBe(await hashOf(kit.tracks[1]!));
   });
 
   it('fails over from kie.ai in maintenance (455) to the next route after the retries', async () => {

@@ -2,11 +2,10 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { FAST, create, eventually, settle, taskEntries } from '../tasks/support.js';
+import { FAST, SetClock, create, eventually, settle, taskEntries } from '../tasks/support.js';
 import { asBrowser, signedIn } from '../members/support.js';
-import { SECRET_KEY, WEBHOOK_SECRET, completed, deliver, disputed, refunded, startFakeStripe } from '../fakes/stripe.js';
+import { SECRET_KEY, WEBHOOK_SECRET, cardTopUp, completed, deliver, disputed, refunded, startFakeStripe } from '../fakes/stripe.js';
 import { formatUsd } from '../../src/billing/index.js';
-import type { Clock } from '../../src/clock.js';
 import { KIE_CASES } from '../catalog/kie-cases.js';
 import { expectMoneyInvariant, expectSpendMatchesLedger } from './money-checks.js';
 
@@ -56,14 +55,7 @@ describe.each(dialects())('money across features on %s', (dialect) => {
     const r = await s.call('PUT', '/api/v1/account/alert', { key, body: { level: formatUsd(levelMicros, 6), url: 'http://127.0.0.1:9/hook' } });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
   };
-  const card = async (usd: string) => {
-    const c = await s.account(0);
-    const r = await s.call('POST', '/api/v1/topups', { key: c.key, body: { amount: usd } });
-    expect(r.status, JSON.stringify(r.body)).toBe(200);
-    const session = stripe.session(r.body.data.sessionId);
-    expect((await deliver(s.url, completed(session))).body.outcome).toBe('credited');
-    return { ...c, session };
-  };
+  const card = (usd: string) => cardTopUp(s, stripe, usd);
 
   beforeAll(async () => {
     stripe = await startFakeStripe();
@@ -347,17 +339,6 @@ describe.each(dialects())('money across features on %s', (dialect) => {
     await expectMoneyInvariant(s, ADMIN);
   });
 });
-
-/** A clock the test sets: budgets count UTC days and usage groups by them. */
-class SetClock implements Clock {
-  constructor(public t: number) {}
-  now(): number {
-    return this.t;
-  }
-  set(iso: string): void {
-    this.t = Date.parse(iso);
-  }
-}
 
 describe.each(dialects())('a refund after midnight on %s', (dialect) => {
   let s: TestServer;

@@ -3,7 +3,7 @@ import { dialects } from '../helpers/db.js';
 import { gengate } from '../helpers/cli.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { FAST, create, expectLedgerInvariant, settle } from '../tasks/support.js';
-import { SECRET_KEY, WEBHOOK_SECRET, completed, deliver, disputed, refunded, startFakeStripe } from '../fakes/stripe.js';
+import { SECRET_KEY, WEBHOOK_SECRET, cardTopUp, deliver, disputed, refunded, startFakeStripe } from '../fakes/stripe.js';
 
 const ADMIN = 'admin-token-for-report-tests-012';
 const USD = 1_000_000;
@@ -33,14 +33,7 @@ describe.each(dialects())('the money report on %s', (dialect) => {
     await stripe?.close();
   });
 
-  const card = async (usd: string) => {
-    const c = await s.account(0);
-    const r = await s.call('POST', '/api/v1/topups', { key: c.key, body: { amount: usd } });
-    expect(r.status, JSON.stringify(r.body)).toBe(200);
-    const session = stripe.session(r.body.data.sessionId);
-    expect((await deliver(s.url, completed(session))).body.outcome).toBe('credited');
-    return { ...c, session };
-  };
+  const card = (usd: string) => cardTopUp(s, stripe, usd);
   const taskCharge = async (taskId: string) => {
     const row = await s.services.database.db
       .selectFrom('ledger_entries')

@@ -3,7 +3,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPublicServer } from './support.js';
+import { startPublicServer, tsc } from './support.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const run = promisify(execFile);
@@ -44,22 +44,8 @@ describe('docs/sdk.md', () => {
       return file;
     });
     try {
-      const tsc = path.join(ROOT, 'node_modules/typescript/bin/tsc');
-      const args = [
-        '--noEmit',
-        '--strict',
-        '--target',
-        'ES2022',
-        '--module',
-        'NodeNext',
-        '--moduleResolution',
-        'NodeNext',
-        '--types',
-        'node',
-        '--skipLibCheck',
-      ];
-      const r = await run(process.execPath, [tsc, ...args, ...files], { cwd: ROOT }).catch((e: { stdout: string }) => e);
-      expect(r.stdout).toBe('');
+      const r = await tsc(...files);
+      expect(r.out).toBe('');
     } finally {
       for (const f of files) rmSync(f, { force: true });
     }

@@ -1,5 +1,8 @@
+import { execFile } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { GenGate, type GenGateOptions } from '../../packages/client/src/index.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { FAST } from '../tasks/support.js';
@@ -41,4 +44,19 @@ export async function startPublicServer(dialect: 'sqlite' | 'postgres', env: Rec
 /** An SDK client of `s` that looks at tasks often (tests wait on real engines). */
 export function sdk(s: { publicUrl: string }, apiKey: string, o: Partial<GenGateOptions> = {}): GenGate {
   return new GenGate({ apiKey, baseUrl: s.publicUrl, pollIntervalMs: 30, pollMaxMs: 100, ...o });
+}
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+/** tsc on `files` with a client's strict settings (NodeNext, Node types); resolves with its exit code and output, never rejects. */
+export async function tsc(...files: string[]): Promise<{ code: number; out: string }> {
+  const bin = path.join(ROOT, 'node_modules/typescript/bin/tsc');
+  const args = ['--noEmit', '--strict', '--target', 'ES2022', '--module', 'NodeNext', '--moduleResolution', 'NodeNext', '--types', 'node', '--skipLibCheck'];
+  try {
+    const r = await promisify(execFile)(process.execPath, [bin, ...args, ...files], { cwd: ROOT });
+    return { code: 0, out: r.stdout };
+  } catch (e) {
+    const err = e as { code: number; stdout: string };
+    return { code: err.code, out: err.stdout };
+  }
 }

@@ -1,39 +1,11 @@
-import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { buildCatalog } from '../../src/catalog/index.js';
 import { renderClientTypes } from '../../scripts/client-types.js';
+import { tsc } from './support.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const run = promisify(execFile);
-
-/** tsc on one file with the repository's compiler settings; resolves with its exit code and output. */
-async function tsc(file: string): Promise<{ code: number; out: string }> {
-  const tscBin = path.join(ROOT, 'node_modules/typescript/bin/tsc');
-  const args = [
-    '--noEmit',
-    '--strict',
-    '--target',
-    'ES2022',
-    '--module',
-    'NodeNext',
-    '--moduleResolution',
-    'NodeNext',
-    '--types',
-    'node',
-    '--skipLibCheck',
-    file,
-  ];
-  try {
-    const r = await run(process.execPath, [tscBin, ...args], { cwd: ROOT });
-    return { code: 0, out: r.stdout };
-  } catch (e) {
-    const err = e as { code: number; stdout: string };
-    return { code: err.code, out: err.stdout };
-  }
-}
 
 describe('the SDK input types generated from the catalog', () => {
   it('packages/client/src/models.ts is what scripts/gen-client-types.ts writes (run `npm run client:types` after changing a model)', async () => {

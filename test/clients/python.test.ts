@@ -1,12 +1,11 @@
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/db.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { startServerOnFreePort, type TestServer } from '../helpers/server.js';
 import { makeClip, makeStill, makeTone } from '../media/helpers.js';
 import { FAST } from '../tasks/support.js';
 
@@ -21,30 +20,6 @@ import { FAST } from '../tasks/support.js';
 
 const PYTHON = '/usr/bin/python3';
 const run = promisify(execFile);
-
-/** A free loopback port, for a server whose links must name its real address. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-/** startServer on a port picked first; another process may take the port in between, so a taken one is tried again. */
-async function serverOn(dialect: 'sqlite' | 'postgres', env: Record<string, string>): Promise<TestServer> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startServer(dialect, { ...env, PORT: String(await freePort()) });
-    } catch (e) {
-      if ((e as { code?: string }).code !== 'EADDRINUSE' || attempt === 3) throw e;
-    }
-  }
-}
 
 /** Runs pytest; resolves with its exit code and output (never rejects on a failing suite). */
 function pytest(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
@@ -85,11 +60,11 @@ describe.each(dialects())('Python SDK against a live GenGate (%s)', (dialect) =>
   const env: Record<string, string> = {};
 
   beforeAll(async () => {
-    main = await serverOn(dialect, { ...FAST, ALLOW_PRIVATE_NETWORK: 'true', CALLBACK_RETRY_DELAYS_MS: '200,500,1000' });
+    main = await startServerOnFreePort(dialect, { ...FAST, ALLOW_PRIVATE_NETWORK: 'true', CALLBACK_RETRY_DELAYS_MS: '200,500,1000' });
     main.services.engine.start();
     main.services.callbacks.start();
-    idle = await serverOn(dialect, FAST);
-    limited = await serverOn(dialect, { ...FAST, RATE_LIMIT_WRITE: '2', RATE_LIMIT_READ: '3', RATE_LIMIT_WINDOW_SECONDS: '1' });
+    idle = await startServerOnFreePort(dialect, FAST);
+    limited = await startServerOnFreePort(dialect, { ...FAST, RATE_LIMIT_WRITE: '2', RATE_LIMIT_READ: '3', RATE_LIMIT_WINDOW_SECONDS: '1' });
     limited.services.engine.start();
     const rich = await main.account(100, 'python-sdk');
     media = mkdtempSync(path.join(tmpdir(), 'gengate-py-'));

@@ -1,11 +1,10 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { build } from 'vite';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 
 /** Debian's Chromium (.ci/run installs the package when it is missing and exports CHROMIUM_PATH). */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -59,14 +58,39 @@ export async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
 }
 
-/** A free loopback port, so the server's PUBLIC_BASE_URL (its file and result links) names the port it listens on. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
+/**
+ * Chromium and a console built from today's sources, for the test file that calls this at its top:
+ * both ready before its first test, closed and removed after its last.
+ */
+export function useConsoleBrowser(): { browser: Browser; consoleDir: string } {
+  const kit = { browser: undefined as unknown as Browser, consoleDir: '' };
+  let built: Awaited<ReturnType<typeof buildConsole>> | undefined;
+  beforeAll(async () => {
+    [kit.browser, built] = await Promise.all([launch(), buildConsole()]);
+    kit.consoleDir = built.dir;
+  }, 120_000);
+  afterAll(async () => {
+    await kit.browser?.close();
+    built?.remove();
   });
+  return kit;
+}
+
+/**
+ * `visit` opens a path of the server at `base()`, waits for its heading (with `settled`, also for no
+ * "Loading" left), checks it with axe-core and saves a screenshot as `name`; `snap` only saves one.
+ * Screenshots are taken once, on the SQLite run: the pages look the same on both databases.
+ */
+export function pageVisits(dialect: 'sqlite' | 'postgres', base: () => string, opts: { settled?: boolean } = {}) {
+  const snap = async (p: Page, name: string) => {
+    if (dialect === 'sqlite') await shot(p, name);
+  };
+  const visit = async (p: Page, path: string, name: string) => {
+    await p.goto(base() + path);
+    await p.locator('h1').first().waitFor();
+    if (opts.settled) await expect.poll(() => p.locator('[role=status]:has-text("Loading")').count(), { timeout: 15_000 }).toBe(0);
+    await expectAccessible(p, path);
+    await snap(p, name);
+  };
+  return { snap, visit };
 }

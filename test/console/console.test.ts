@@ -1,11 +1,11 @@
 import sharp from 'sharp';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/db.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { startServerOnFreePort, type TestServer } from '../helpers/server.js';
 import { startReceiver } from '../callbacks/receiver.js';
 import { MovableClock, eventually } from '../tasks/support.js';
-import { buildConsole, expectAccessible, freePort, launch, shot } from './browser.js';
+import { expectAccessible, pageVisits, useConsoleBrowser } from './browser.js';
 
 /**
  * The console in a real browser (Debian's Chromium through playwright-core), against the real
@@ -16,16 +16,7 @@ import { buildConsole, expectAccessible, freePort, launch, shot } from './browse
 const ADMIN_TOKEN = 'console-test-admin-token-0123456789';
 const PASSWORD = 'correct horse battery';
 
-let browser: Browser;
-let consoleBuild: Awaited<ReturnType<typeof buildConsole>>;
-
-beforeAll(async () => {
-  [browser, consoleBuild] = await Promise.all([launch(), buildConsole()]);
-}, 120_000);
-afterAll(async () => {
-  await browser?.close();
-  consoleBuild?.remove();
-});
+const chrome = useConsoleBrowser();
 
 const png = (color: string) =>
   sharp({ create: { width: 64, height: 48, channels: 3, background: color } })
@@ -39,16 +30,7 @@ describe.each(dialects())('the console in Chromium on %s', (dialect) => {
   let page: Page;
   let accountId = '';
   const taskIds: string[] = [];
-  /** Screenshots once (the SQLite run): the pages look the same on both databases. */
-  const snap = async (p: Page, name: string) => {
-    if (dialect === 'sqlite') await shot(p, name);
-  };
-  const visit = async (p: Page, path: string, name: string) => {
-    await p.goto(s.url + path);
-    await p.locator('h1').first().waitFor();
-    await expectAccessible(p, path);
-    await snap(p, name);
-  };
+  const { snap, visit } = pageVisits(dialect, () => s.url);
   const adminCall = (method: string, path: string, body?: unknown) => s.call(method, path, { key: ADMIN_TOKEN, body });
   const ledgerBalance = async () => {
     const rows = await s.services.database.db.selectFrom('ledger_entries').select('amount_micros').where('account_id', '=', accountId).execute();
@@ -57,15 +39,12 @@ describe.each(dialects())('the console in Chromium on %s', (dialect) => {
   };
 
   beforeAll(async () => {
-    const port = await freePort();
-    s = await startServer(
+    s = await startServerOnFreePort(
       dialect,
       {
-        PORT: String(port),
-        PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
         SIGNUP: 'open',
         ADMIN_TOKEN,
-        CONSOLE_DIR: consoleBuild.dir,
+        CONSOLE_DIR: chrome.consoleDir,
         LOCAL_QUEUE_MS: '300',
         LOCAL_GENERATE_MS: '800',
         ENGINE_POLL_MS: '50',
@@ -78,7 +57,7 @@ describe.each(dialects())('the console in Chromium on %s', (dialect) => {
     );
     s.services.engine.start();
     s.services.callbacks.start();
-    ctx = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    ctx = await chrome.browser.newContext({ viewport: { width: 1280, height: 860 } });
     page = await ctx.newPage();
   }, 60_000);
   afterAll(async () => {
@@ -306,7 +285,7 @@ describe.each(dialects())('the console in Chromium on %s', (dialect) => {
   it("keeps a member of another account from another account's task by URL", async () => {
     const other = await s.account(1, 'Studio B');
     await s.services.members.create(other.id, `b-${dialect}@example.com`, 'member', PASSWORD);
-    const bctx = await browser.newContext({ viewport: { width: 390, height: 844 } }); // a phone
+    const bctx = await chrome.browser.newContext({ viewport: { width: 390, height: 844 } }); // a phone
     const b = await bctx.newPage();
     try {
       await b.goto(`${s.url}/tasks/${taskIds[0]}`);
@@ -378,7 +357,7 @@ describe.each(dialects())('the console in Chromium on %s', (dialect) => {
   }, 30_000);
 
   it('has the other sign-in pages: forgot password (no mail here), reset and invite links without a token', async () => {
-    const anon = await browser.newContext();
+    const anon = await chrome.browser.newContext();
     const p = await anon.newPage();
     try {
       await visit(p, '/forgot-password', 'forgot-password');

@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/db.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { startServerOnFreePort, type TestServer } from '../helpers/server.js';
 import { startReceiver } from '../callbacks/receiver.js';
 import { SECRET_KEY, WEBHOOK_SECRET, completed, deliver, startFakeStripe } from '../fakes/stripe.js';
 import { eventually } from '../tasks/support.js';
-import { buildConsole, expectAccessible, freePort, launch, shot } from './browser.js';
+import { expectAccessible, pageVisits, useConsoleBrowser } from './browser.js';
 
 /**
  * The console's customer pages in Chromium (issue 20, second part; decision 2001): keys (create with
@@ -17,16 +17,7 @@ import { buildConsole, expectAccessible, freePort, launch, shot } from './browse
  */
 const PASSWORD = 'correct horse battery';
 
-let browser: Browser;
-let consoleBuild: Awaited<ReturnType<typeof buildConsole>>;
-
-beforeAll(async () => {
-  [browser, consoleBuild] = await Promise.all([launch(), buildConsole()]);
-}, 120_000);
-afterAll(async () => {
-  await browser?.close();
-  consoleBuild?.remove();
-});
+const chrome = useConsoleBrowser();
 
 describe.each(dialects())('the customer pages in Chromium on %s', (dialect) => {
   let s: TestServer;
@@ -35,15 +26,7 @@ describe.each(dialects())('the customer pages in Chromium on %s', (dialect) => {
   let ctx: BrowserContext;
   let page: Page;
   let account = { id: '', key: '' };
-  const snap = async (p: Page, name: string) => {
-    if (dialect === 'sqlite') await shot(p, name);
-  };
-  const visit = async (p: Page, path: string, name: string) => {
-    await p.goto(s.url + path);
-    await p.locator('h1').first().waitFor();
-    await expectAccessible(p, path);
-    await snap(p, name);
-  };
+  const { snap, visit } = pageVisits(dialect, () => s.url);
   const ledgerMicros = async () => {
     const rows = await s.services.database.db.selectFrom('ledger_entries').select('amount_micros').where('account_id', '=', account.id).execute();
     return rows.reduce((sum, r) => sum + Number(r.amount_micros), 0);
@@ -58,11 +41,8 @@ describe.each(dialects())('the customer pages in Chromium on %s', (dialect) => {
 
   beforeAll(async () => {
     [stripe, receiver] = await Promise.all([startFakeStripe(), startReceiver(() => 200)]);
-    const port = await freePort();
-    s = await startServer(dialect, {
-      PORT: String(port),
-      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-      CONSOLE_DIR: consoleBuild.dir,
+    s = await startServerOnFreePort(dialect, {
+      CONSOLE_DIR: chrome.consoleDir,
       STRIPE_SECRET_KEY: SECRET_KEY,
       STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
       STRIPE_API_BASE: stripe.url,
@@ -76,7 +56,7 @@ describe.each(dialects())('the customer pages in Chromium on %s', (dialect) => {
     s.services.callbacks.start();
     account = await s.account(20, 'Studio C');
     await s.services.members.create(account.id, `owner-${dialect}@example.com`, 'owner', PASSWORD);
-    ctx = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+    ctx = await chrome.browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
     page = await ctx.newPage();
     await page.goto(`${s.url}/signin`);
     await page.getByLabel('Email').fill(`owner-${dialect}@example.com`);
@@ -269,7 +249,7 @@ describe.each(dialects())('the customer pages in Chromium on %s', (dialect) => {
   }, 60_000);
 
   it('at phone width and in the dark theme', async () => {
-    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, colorScheme: 'dark', storageState: await ctx.storageState() });
+    const phone = await chrome.browser.newContext({ viewport: { width: 390, height: 844 }, colorScheme: 'dark', storageState: await ctx.storageState() });
     const p = await phone.newPage();
     try {
       for (const [path, name] of [

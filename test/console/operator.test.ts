@@ -1,9 +1,9 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/db.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { startServer, startServerOnFreePort, type TestServer } from '../helpers/server.js';
 import { MovableClock, create, settle } from '../tasks/support.js';
-import { buildConsole, expectAccessible, freePort, launch, shot } from './browser.js';
+import { expectAccessible, pageVisits, useConsoleBrowser } from './browser.js';
 
 /**
  * The operator's console pages in Chromium (decision 2002), on both databases: an operator member
@@ -15,16 +15,7 @@ import { buildConsole, expectAccessible, freePort, launch, shot } from './browse
 const ADMIN_TOKEN = 'operator-console-admin-token-0123456';
 const PASSWORD = 'operator horse battery';
 
-let browser: Browser;
-let consoleBuild: Awaited<ReturnType<typeof buildConsole>>;
-
-beforeAll(async () => {
-  [browser, consoleBuild] = await Promise.all([launch(), buildConsole()]);
-}, 120_000);
-afterAll(async () => {
-  await browser?.close();
-  consoleBuild?.remove();
-});
+const chrome = useConsoleBrowser();
 
 describe.each(dialects())('the operator pages in Chromium on %s', (dialect) => {
   const clock = new MovableClock();
@@ -33,16 +24,7 @@ describe.each(dialects())('the operator pages in Chromium on %s', (dialect) => {
   let page: Page;
   let customer: { id: string; key: string };
   const customerEmail = `owner-${dialect}@studio.example`;
-  const snap = async (p: Page, name: string) => {
-    if (dialect === 'sqlite') await shot(p, name);
-  };
-  const visit = async (p: Page, path: string, name: string) => {
-    await p.goto(s.url + path);
-    await p.locator('h1').first().waitFor();
-    await expect.poll(() => p.locator('[role=status]:has-text("Loading")').count(), { timeout: 15_000 }).toBe(0);
-    await expectAccessible(p, path);
-    await snap(p, name);
-  };
+  const { snap, visit } = pageVisits(dialect, () => s.url, { settled: true });
   const admin = (method: string, path: string, body?: unknown) => s.call(method, path, { key: ADMIN_TOKEN, body });
   const signIn = async (p: Page, email: string, password: string) => {
     await p.goto(`${s.url}/signin`);
@@ -53,14 +35,11 @@ describe.each(dialects())('the operator pages in Chromium on %s', (dialect) => {
   };
 
   beforeAll(async () => {
-    const port = await freePort();
-    s = await startServer(
+    s = await startServerOnFreePort(
       dialect,
       {
-        PORT: String(port),
-        PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
         ADMIN_TOKEN,
-        CONSOLE_DIR: consoleBuild.dir,
+        CONSOLE_DIR: chrome.consoleDir,
         LOCAL_QUEUE_MS: '0',
         LOCAL_GENERATE_MS: '0',
         ENGINE_POLL_MS: '20',
@@ -76,7 +55,7 @@ describe.each(dialects())('the operator pages in Chromium on %s', (dialect) => {
     await s.services.members.create(customer.id, customerEmail, 'owner', PASSWORD);
     await s.account(1, 'Studio South');
     s.services.engine.start();
-    ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    ctx = await chrome.browser.newContext({ viewport: { width: 1280, height: 900 } });
     page = await ctx.newPage();
   }, 60_000);
   afterAll(async () => {
@@ -203,7 +182,7 @@ describe.each(dialects())('the operator pages in Chromium on %s', (dialect) => {
     expect(await row.textContent()).toContain('enabled');
     await page.getByRole('button', { name: 'Disable suno-v6' }).click();
     await expect.poll(() => row.locator('.badge').first().textContent(), { timeout: 15_000 }).toBe('disabled');
-    const cctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const cctx = await chrome.browser.newContext({ viewport: { width: 1280, height: 900 } });
     try {
       const c = await cctx.newPage();
       await signIn(c, customerEmail, PASSWORD);
@@ -236,7 +215,7 @@ describe.each(dialects())('the operator pages in Chromium on %s', (dialect) => {
     await page.keyboard.press('Enter');
     await page.locator('h1', { hasText: 'Accounts' }).waitFor();
 
-    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, colorScheme: 'dark' });
+    const phone = await chrome.browser.newContext({ viewport: { width: 390, height: 844 }, colorScheme: 'dark' });
     try {
       const p = await phone.newPage();
       await signIn(p, `ops-${dialect}@gengate.example`, PASSWORD);
@@ -255,8 +234,8 @@ describe.each(dialects())('the operator pages in Chromium on %s', (dialect) => {
 
 describe('the operator pages without ADMIN_TOKEN', () => {
   it('say the admin API is off and how to turn it on', async () => {
-    const s = await startServer('sqlite', { CONSOLE_DIR: consoleBuild.dir, FIRST_RUN_ACCOUNT: 'false' });
-    const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const s = await startServer('sqlite', { CONSOLE_DIR: chrome.consoleDir, FIRST_RUN_ACCOUNT: 'false' });
+    const ctx = await chrome.browser.newContext({ viewport: { width: 1280, height: 900 } });
     try {
       const ops = await s.account(0, 'Operations');
       await s.services.members.create(ops.id, 'ops-off@gengate.example', 'operator', PASSWORD);

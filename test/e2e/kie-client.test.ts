@@ -1,14 +1,13 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/db.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { startServerOnFreePort, type TestServer } from '../helpers/server.js';
 import { makeStill } from '../media/helpers.js';
-import { FAST, expectLedgerInvariant } from '../tasks/support.js';
+import { FAST, eventually, expectLedgerInvariant } from '../tasks/support.js';
 
 /**
  * Issue 18: a client written the way kie.ai's clients are written, pointed at GenGate by base URL
@@ -132,15 +131,8 @@ describe.each(dialects())('a kie.ai client pointed at GenGate on %s', (dialect) 
     scratch = mkdtempSync(path.join(tmpdir(), 'gengate-kie-client-'));
     handler = await startCallbackHandler(() => secret);
     // The links GenGate writes must work as they are: the server's own address is its public one.
-    const port = await freePort();
-    s = await startServer(dialect, {
-      ...FAST,
-      ALLOW_PRIVATE_NETWORK: 'true',
-      ADMIN_TOKEN: ADMIN,
-      PORT: String(port),
-      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-    });
-    expect(s.url).toBe(`http://127.0.0.1:${port}`);
+    s = await startServerOnFreePort(dialect, { ...FAST, ALLOW_PRIVATE_NETWORK: 'true', ADMIN_TOKEN: ADMIN });
+    expect(s.config.PUBLIC_BASE_URL).toBe(s.url);
     s.services.engine.start();
     s.services.callbacks.start();
   });
@@ -188,7 +180,7 @@ describe.each(dialects())('a kie.ai client pointed at GenGate on %s', (dialect) 
     const link = await kie.downloadUrl(clip.resultUrls[0]!);
     expect(typeof link).toBe('string');
     expect(await download(link)).toMatchObject({ status: 200, type: 'video/mp4' });
-    await waitFor(() => handler.results.has(video));
+    await eventually(() => handler.results.has(video), 30_000);
     expect(handler.results.get(video)).toMatchObject({ resultUrls: clip.resultUrls });
 
     // The Suno pair, called back in Suno's shape.
@@ -202,7 +194,7 @@ describe.each(dialects())('a kie.ai client pointed at GenGate on %s', (dialect) 
     const tracks = await kie.sunoWait(song);
     expect(tracks.length).toBeGreaterThan(0);
     for (const t of tracks) expect((await download(t.audioUrl)).type).toMatch(/^audio\//);
-    await waitFor(() => handler.results.has(song));
+    await eventually(() => handler.results.has(song), 30_000);
     expect(handler.refused).toEqual([]);
 
     // The credit went down by exactly what the ledger charged.
@@ -220,23 +212,4 @@ async function download(link: string): Promise<{ status: number; type: string | 
   const res = await fetch(link);
   const bytes = (await res.arrayBuffer()).byteLength;
   return { status: res.status, type: res.headers.get('content-type'), bytes };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitFor(check: () => boolean, ms = 30_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > until) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }

@@ -1,6 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
 import { openAsBlob, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MICROS_PER_USD } from '../../src/billing/index.js';
@@ -9,17 +8,9 @@ import { probe } from '../../src/media/index.js';
 import { buildServices } from '../../src/services.js';
 import { spawnServe, stop } from '../helpers/cli.js';
 import { createTestDb, dialects, type TestDb } from '../helpers/db.js';
+import { freePort } from '../helpers/server.js';
 import { makeClip, useTmpDir } from '../media/helpers.js';
 import { eventually, expectLedgerInvariant } from '../tasks/support.js';
-
-/** A free loopback port: each GenGate must know its own address (PUBLIC_BASE_URL) before it starts. */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** Creates an account on a GenGate database (before its server starts) and returns its API key. */
 async function account(env: Record<string, string>, usd: number): Promise<string> {

@@ -1,4 +1,6 @@
 import Stripe from 'stripe';
+import { expect } from 'vitest';
+import type { TestServer } from '../helpers/server.js';
 import { startFake } from './base.js';
 
 /** The webhook signing secret the tests give GenGate (STRIPE_WEBHOOK_SECRET). */
@@ -172,3 +174,13 @@ export async function deliver(baseUrl: string, evt: Record<string, unknown> | { 
 
 /** checkout.session.expired: the payer never paid within the session's lifetime. */
 export const expired = (s: FakeSession) => event('checkout.session.expired', { ...sessionObject(s, 'unpaid'), status: 'expired', payment_intent: null });
+
+/** A new account of `s` (no balance) credited `usd` by a card top-up paid in `stripe`: its id, key and Checkout session. */
+export async function cardTopUp(s: TestServer, stripe: Awaited<ReturnType<typeof startFakeStripe>>, usd: string) {
+  const c = await s.account(0);
+  const r = await s.call('POST', '/api/v1/topups', { key: c.key, body: { amount: usd } });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  const session = stripe.session(r.body.data.sessionId);
+  expect((await deliver(s.url, completed(session))).body.outcome).toBe('credited');
+  return { ...c, session };
+}

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { S3BlobStore } from '../../src/files/s3.js';
+import type { S3BlobStore } from '../../src/files/s3.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { useTmpDir } from '../media/helpers.js';
@@ -44,16 +44,7 @@ describe('S3BlobStore against an S3 emulator', () => {
   const tmp = useTmpDir();
   let store: S3BlobStore;
   beforeAll(() => {
-    store = new S3BlobStore({
-      bucket: s3.bucket,
-      region: 'us-east-1',
-      endpoint: s3.endpoint,
-      accessKeyId: 'S3RVER',
-      secretAccessKey: 'S3RVER',
-      forcePathStyle: true,
-      checksums: 'WHEN_REQUIRED',
-      prefix: 'unit/',
-    });
+    store = s3.store('unit/');
   });
   afterAll(() => store.close());
 
@@ -106,16 +97,7 @@ describe.each(['proxy', 'presigned'])('GenGate on the S3 store, FILE_LINKS=%s', 
     const [link] = resultUrls(t);
     const [row] = await s.services.database.db.selectFrom('files').select(['blob_key', 'bytes']).where('task_id', '=', t.taskId).execute();
     // The object is in the bucket, under the prefix (read with a separate client).
-    const other = new S3BlobStore({
-      bucket: s3.bucket,
-      region: 'us-east-1',
-      endpoint: s3.endpoint,
-      accessKeyId: 'S3RVER',
-      secretAccessKey: 'S3RVER',
-      forcePathStyle: true,
-      checksums: 'WHEN_REQUIRED',
-      prefix: `${links}/`,
-    });
+    const other = s3.store(`${links}/`);
     expect(await other.size(row!.blob_key)).toBe(Number(row!.bytes));
     const whole = await fetchFile(s, link!, {}, 'GET');
     expect(whole.status).toBe(200);

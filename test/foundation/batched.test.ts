@@ -5,9 +5,7 @@ import { migrate } from '../../src/store/migrate.js';
 import { readByKey } from '../../src/store/batched.js';
 import { insertRow } from '../../src/store/prepared.js';
 import { createTestDb, dialects, type TestDb } from '../helpers/db.js';
-import { eventually } from '../tasks/support.js';
-
-const account = (id: string, name: string) => ({ id, name, status: 'active' as const, balance_micros: 0, webhook_secret: `whsec_${id}`, created_at: 1 });
+import { accountRow, eventually } from '../tasks/support.js';
 
 /** Point reads by key (readByKey): each caller gets its own rows; on PostgreSQL the reads of one turn share one query. */
 describe.each(dialects())('reads by key on %s', (dialect) => {
@@ -19,7 +17,7 @@ describe.each(dialects())('reads by key on %s', (dialect) => {
     database = openDatabase(t.url);
     await migrate(database);
     await database.tx(async (trx) => {
-      for (let i = 0; i < 40; i++) await insertRow(trx, 'accounts', account(`k${i}`, `name ${i}`));
+      for (let i = 0; i < 40; i++) await insertRow(trx, 'accounts', accountRow(`k${i}`, `name ${i}`));
     });
     nameOf = readByKey(
       database,

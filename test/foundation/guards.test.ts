@@ -18,8 +18,7 @@ import {
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { buildServices } from '../../src/services.js';
 import { createTestDb, dialects, type TestDb } from '../helpers/db.js';
-
-const account = (id: string, name: string) => ({ id, name, status: 'active' as const, balance_micros: 0, webhook_secret: `whsec_${id}`, created_at: 1 });
+import { accountRow } from '../tasks/support.js';
 
 /**
  * The store's guard rails (src/store/README.md): mistakes that deadlock, stall every writer or read
@@ -34,7 +33,7 @@ describe.each(dialects())('store guard rails on %s', (dialect) => {
     t = await createTestDb(dialect);
     database = openDatabase(t.url);
     await migrate(database);
-    await database.tx((trx) => insertRow(trx, 'accounts', account('g1', 'committed')));
+    await database.tx((trx) => insertRow(trx, 'accounts', accountRow('g1', 'committed')));
     const read = precompile(database.db, 1, (id) => database.db.selectFrom('accounts').select('name').where('id', '=', id));
     nameOf = async (id) => ((await read(id))[0] as { name: string } | undefined)?.name;
     nameByKey = readByKey(
@@ -102,9 +101,9 @@ describe.each(dialects())('store guard rails on %s', (dialect) => {
     expect(before).toHaveLength(1);
     const attempts: Array<() => Promise<unknown>> = [
       () => database.db.updateTable('accounts').set({ name: 'direct' }).where('id', '=', 'g1').execute(),
-      () => database.db.insertInto('accounts').values(account('g2', 'direct')).execute(),
+      () => database.db.insertInto('accounts').values(accountRow('g2', 'direct')).execute(),
       () => database.db.deleteFrom('accounts').where('id', '=', 'g1').execute(),
-      () => insertRow(database.db, 'accounts', account('g3', 'direct')),
+      () => insertRow(database.db, 'accounts', accountRow('g3', 'direct')),
       () => updateWhere(database.db, 'accounts', { name: 'direct' }, { id: 'g1' }),
       () => prepared(1, (db: Kysely<DB>, id) => db.deleteFrom('accounts').where('id', '=', id))(database.db, 'g1'),
       () => database.db.schema.createTable('direct').addColumn('id', 'text').execute(),
@@ -159,7 +158,7 @@ describe.each(dialects())('the guards switched off (DATABASE_GUARDS=false) on %s
     const database = openDatabase(t.url, { guards: false });
     try {
       await migrate(database);
-      await database.tx((trx) => insertRow(trx, 'accounts', account('g2', 'committed')));
+      await database.tx((trx) => insertRow(trx, 'accounts', accountRow('g2', 'committed')));
       // On PostgreSQL the pool answers it; SQLite's side reader too (the main connection would wait for the transaction).
       const read = precompile(database.db, 1, (id) => database.db.selectFrom('accounts').select('name').where('id', '=', id));
       const seen = await database.tx(async (trx) => {
@@ -167,7 +166,7 @@ describe.each(dialects())('the guards switched off (DATABASE_GUARDS=false) on %s
         return ((await read('g2'))[0] as { name: string }).name;
       });
       expect(seen).toBe('committed'); // the stale read the guards exist to refuse
-      await expect(database.db.insertInto('accounts').values(account('g3', 'x')).execute()).rejects.toThrow(StoreMisuse);
+      await expect(database.db.insertInto('accounts').values(accountRow('g3', 'x')).execute()).rejects.toThrow(StoreMisuse);
     } finally {
       await database.close();
       await t.drop();

@@ -5,6 +5,7 @@ import { migrate } from '../../src/store/migrate.js';
 import { insertRow, precompile, prepared, updateWhere } from '../../src/store/prepared.js';
 import type { DB } from '../../src/store/schema.js';
 import { createTestDb, dialects, type TestDb } from '../helpers/db.js';
+import { accountRow } from '../tasks/support.js';
 
 const renameStatement = prepared(2, (db: Kysely<DB>, id, name) => db.updateTable('accounts').set({ name }).where('id', '=', id).returning(['id', 'name']));
 
@@ -22,14 +23,13 @@ describe.each(dialects())('prepared statements on %s', (dialect) => {
     await t.drop();
   });
 
-  const account = (id: string, name: string) => ({ id, name, status: 'active' as const, balance_micros: 0, webhook_secret: `whsec_${id}`, created_at: 1 });
   const names = async () => (await database.db.selectFrom('accounts').select(['id', 'name']).orderBy('id').execute()).map((r) => `${r.id}=${r.name}`);
 
   it('inserts rows of one shape with each call’s own values, and leaves out undefined values as Kysely does', async () => {
     await database.tx(async (trx) => {
-      await insertRow(trx, 'accounts', account('a1', 'first'));
-      await insertRow(trx, 'accounts', account('a2', "second's"));
-      await insertRow(trx, 'accounts', { ...account('a3', 'third'), rate_read_limit: undefined });
+      await insertRow(trx, 'accounts', accountRow('a1', 'first'));
+      await insertRow(trx, 'accounts', accountRow('a2', "second's"));
+      await insertRow(trx, 'accounts', { ...accountRow('a3', 'third'), rate_read_limit: undefined });
     });
     expect(await names()).toEqual(['a1=first', "a2=second's", 'a3=third']);
   });
@@ -37,7 +37,7 @@ describe.each(dialects())('prepared statements on %s', (dialect) => {
   it('runs on the transaction it is given: rolled back with it, committed with it', async () => {
     await expect(
       database.tx(async (trx) => {
-        await insertRow(trx, 'accounts', account('b1', 'rolled back'));
+        await insertRow(trx, 'accounts', accountRow('b1', 'rolled back'));
         expect((await renameStatement(trx, 'a1', 'renamed in tx')).rows).toEqual([{ id: 'a1', name: 'renamed in tx' }]);
         throw new Error('stop');
       }),

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { open, untilClosed, within } from '../helpers/sockets.js';
 import { spawnServe, stop } from '../helpers/cli.js';
+import { eventually } from '../tasks/support.js';
 import { sentBytes } from '../../src/http/read-rate.js';
 
 const MB = 1024 * 1024;
@@ -57,13 +58,7 @@ async function stalledGet(s: TestServer, path: string): Promise<{ socket: Socket
   socket.pause();
   socket.on('error', () => {});
   socket.write(`GET ${path} HTTP/1.1\r\nhost: x\r\n\r\n`);
-  await within(
-    (async () => {
-      while (!accepted.some((c) => c.remotePort === socket.localPort)) await sleep(5);
-    })(),
-    2_000,
-    'the connection being accepted',
-  );
+  await eventually(() => accepted.some((c) => c.remotePort === socket.localPort), 2_000, 'the connection being accepted');
   s.app.server.off('connection', onConnection);
   const server = accepted.find((c) => c.remotePort === socket.localPort)!;
   const closed = server.destroyed ? Promise.resolve() : new Promise<void>((resolve) => server.once('close', () => resolve()));
@@ -149,13 +144,7 @@ describe('a minimum read rate for responses', () => {
     const file = await storeFile(s, 48 * MB);
     const started = Date.now();
     const stalled = await stalledGet(s, file.path);
-    await within(
-      (async () => {
-        while (openFilesNamed(file.id) === 0) await sleep(10);
-      })(),
-      3_000,
-      'the file being opened',
-    );
+    await eventually(() => openFilesNamed(file.id) > 0, 3_000, 'the file being opened');
     // Meanwhile other clients are answered.
     for (let i = 0; i < 3; i++) expect((await s.call('GET', '/healthz')).status).toBe(200);
     await within(stalled.closed, 8_000, 'the stalled download being cut');
@@ -163,13 +152,7 @@ describe('a minimum read rate for responses', () => {
     // At least one whole window of no progress; at most the first window (the kernel filling), one more, and the checks.
     expect(took).toBeGreaterThanOrEqual(1_000);
     expect(took).toBeLessThan(6_000);
-    await within(
-      (async () => {
-        while (openFilesNamed(file.id) > 0) await sleep(10);
-      })(),
-      2_000,
-      'the file being closed',
-    );
+    await eventually(() => openFilesNamed(file.id) === 0, 2_000, 'the file being closed');
     expect(await cutCount(s, 'slow_response_read')).toBe(1);
     expect((await s.call('GET', '/healthz')).status).toBe(200);
     stalled.socket.destroy();
@@ -211,13 +194,7 @@ describe('shutdown that cannot be held open', () => {
     try {
       const file = await storeFile(s, 32 * MB);
       const stalled = await stalledGet(s, file.path);
-      await within(
-        (async () => {
-          while (openFilesNamed(file.id) === 0) await sleep(10);
-        })(),
-        3_000,
-        'the file being opened',
-      );
+      await eventually(() => openFilesNamed(file.id) > 0, 3_000, 'the file being opened');
       const inFlight = s.call('GET', '/test/slow-answer');
       await sleep(100);
       const started = Date.now();
@@ -231,13 +208,7 @@ describe('shutdown that cannot be held open', () => {
       expect(took).toBeGreaterThanOrEqual(grace - 50);
       await within(stalled.closed, 500, 'the stalled download being destroyed');
       // The file stream closes its descriptor asynchronously after the response closes.
-      await within(
-        (async () => {
-          while (openFilesNamed(file.id) > 0) await sleep(10);
-        })(),
-        2_000,
-        'the file being closed',
-      );
+      await eventually(() => openFilesNamed(file.id) === 0, 2_000, 'the file being closed');
       expect(await cutCount(s, 'shutdown_grace')).toBe(1);
       stalled.socket.destroy();
     } finally {

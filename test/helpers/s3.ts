@@ -4,12 +4,15 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 // @ts-expect-error s3rver ships no types
 import S3rver from 's3rver';
+import { S3BlobStore } from '../../src/files/s3.js';
 
 /** An in-process S3 emulator (s3rver) on a loopback port with one bucket; `env` holds the S3_* settings for it. */
 export interface TestS3 {
   endpoint: string;
   bucket: string;
   env: Record<string, string>;
+  /** A blob store of its own on the bucket, under `prefix` (close it after use). */
+  store(prefix: string): S3BlobStore;
   close(): Promise<void>;
 }
 
@@ -32,6 +35,17 @@ export async function startS3(): Promise<TestS3> {
       S3_FORCE_PATH_STYLE: 'true',
       S3_CHECKSUMS: 'WHEN_REQUIRED',
     },
+    store: (prefix) =>
+      new S3BlobStore({
+        bucket,
+        region: 'us-east-1',
+        endpoint,
+        accessKeyId: 'S3RVER',
+        secretAccessKey: 'S3RVER',
+        forcePathStyle: true,
+        checksums: 'WHEN_REQUIRED',
+        prefix,
+      }),
     close: async () => {
       await server.close().catch(() => {});
       rmSync(dir, { recursive: true, force: true });

@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type Config } from '../../src/config.js';
 import { buildServices, type Services } from '../../src/services.js';
@@ -76,4 +77,36 @@ export async function startServer(
       await db.drop();
     },
   };
+}
+
+/** A free loopback port, for a server whose links (PUBLIC_BASE_URL) must name the port it listens on. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * startServer on a port picked first, so its links (PUBLIC_BASE_URL, by default http://127.0.0.1:PORT)
+ * reach it; another process may take the port in between, so a taken one is tried again, twice.
+ */
+export async function startServerOnFreePort(
+  dialect: 'sqlite' | 'postgres',
+  env: Record<string, string> = {},
+  before?: (app: FastifyInstance, services: Services) => void,
+  opts: Parameters<typeof buildServices>[1] = {},
+): Promise<TestServer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startServer(dialect, { ...env, PORT: String(await freePort()) }, before, opts);
+    } catch (e) {
+      if ((e as { code?: string }).code !== 'EADDRINUSE' || attempt === 3) throw e;
+    }
+  }
 }

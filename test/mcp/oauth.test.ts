@@ -1,12 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/db.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { startServerOnFreePort, type TestServer } from '../helpers/server.js';
 import { asBrowser, signedIn, type Browser } from '../members/support.js';
 import { FAST, MovableClock } from '../tasks/support.js';
 
@@ -18,29 +17,6 @@ import { FAST, MovableClock } from '../tasks/support.js';
 
 const PASSWORD = 'correct horse battery';
 const REDIRECT = 'http://127.0.0.1:9/callback';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-/** A server whose PUBLIC_BASE_URL is its real address (OAuth metadata names it); a taken port is tried again. */
-async function serverOn(dialect: 'sqlite' | 'postgres', env: Record<string, string>, clock: MovableClock): Promise<TestServer> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startServer(dialect, { ...env, PORT: String(await freePort()) }, undefined, { clock });
-    } catch (e) {
-      if ((e as { code?: string }).code !== 'EADDRINUSE' || attempt === 3) throw e;
-    }
-  }
-}
 
 /** The SDK's client side of OAuth, kept in memory; the authorization URL is noted instead of opening a browser. */
 class MemoryProvider implements OAuthClientProvider {
@@ -164,7 +140,7 @@ for (const dialect of dialects()) {
     }
 
     beforeAll(async () => {
-      s = await serverOn(dialect, { ...FAST, SIGNUP: 'open', AUTH_CACHE_MS: '60000' }, clock);
+      s = await startServerOnFreePort(dialect, { ...FAST, SIGNUP: 'open', AUTH_CACHE_MS: '60000' }, undefined, { clock });
       const up = await s.call('POST', '/api/v1/auth/signup', { body: { email: 'ada@example.com', password: PASSWORD, accountName: 'acme' } });
       member = await signedIn(up);
       accountId = up.body.data.account.id;

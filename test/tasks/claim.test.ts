@@ -10,6 +10,7 @@ import { handedCount } from '../../src/engine/routing.js';
 import { expiringTasks } from '../../src/engine/sweep.js';
 import { ACTIVE_STATES } from '../../src/tasks/states.js';
 import { createTestDb, dialects, type TestDb } from '../helpers/db.js';
+import { accountRow, taskRow } from './support.js';
 
 const NOW = 1_800_000_000_000;
 const STATES: TaskState[] = ['waiting', 'queuing', 'generating', 'success', 'fail'];
@@ -28,7 +29,7 @@ describe.each(dialects())('the engine claim on %s', (dialect) => {
     database = openDatabase(t.url);
     await migrate(database);
     await database.tx(async (trx) => {
-      await insertRow(trx, 'accounts', { id: 'acc', name: 'a', status: 'active', balance_micros: 0, webhook_secret: 'whsec_a', created_at: 1 });
+      await insertRow(trx, 'accounts', accountRow('acc'));
       for (let i = 0; i < 3000; i++) {
         // A spread of states and due times (some in the future), every 7th task leased by another worker,
         // every 11th once leased (long expired: on PostgreSQL leases are judged by the database's clock).
@@ -39,30 +40,17 @@ describe.each(dialects())('the engine claim on %s', (dialect) => {
           run_at: NOW - 1_000_000 + ((i * 7919) % 1_200_000),
           locked_until: i % 7 === 0 ? NOW + 60_000 : i % 11 === 0 ? 1_000 : null,
         };
-        await insertRow(trx, 'tasks', {
-          ...row,
-          account_id: 'acc',
-          model: 'google/nano-banana',
-          param: '{}',
-          input: '{}',
-          media: null,
-          callback_url: null,
-          price_micros: 1,
-          final_micros: 1,
-          auto_length: 0,
-          is_draft: 0,
-          progress: 0,
-          refunded: 0,
-          files_expired: 0,
-          attempts: 0,
-          backend: i % 4 === 0 ? 'fal:google/nano-banana:0' : 'local',
-          deadline_at: NOW + 1_200_000,
-          created_at: NOW,
-          updated_at: NOW,
-          locked_by: row.locked_until ? 'w_other' : null,
-          files_expire_at: state === 'success' ? NOW - 50_000 + i : null,
-          upstream_token: i % 5 === 1 ? `tok_${i}` : null,
-        });
+        await insertRow(
+          trx,
+          'tasks',
+          taskRow(row.id, NOW, {
+            ...row,
+            backend: i % 4 === 0 ? 'fal:google/nano-banana:0' : 'local',
+            locked_by: row.locked_until ? 'w_other' : null,
+            files_expire_at: state === 'success' ? NOW - 50_000 + i : null,
+            upstream_token: i % 5 === 1 ? `tok_${i}` : null,
+          }),
+        );
         rows.push({ ...row, seq: i + 1 });
       }
     });

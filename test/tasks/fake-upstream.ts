@@ -1,5 +1,11 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { renderImage } from '../../src/backends/local/render.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { FAST } from './support.js';
 
 /** One createTask the fake received. */
 export interface FakeCreate {
@@ -88,4 +94,31 @@ export async function startFakeUpstream(png: string) {
         server.close(() => resolve());
       }),
   };
+}
+
+export type FakeUpstream = Awaited<ReturnType<typeof startFakeUpstream>>;
+
+/**
+ * A fake upstream that accepts tasks (mode `ok`; a rendered PNG is their result), and the settings
+ * of a catalog file in `dir` whose `nano-banana-2` has its one route there (same-api, key in UP_KEY,
+ * loopback allowed): spread `env` into the server's settings.
+ */
+export async function sameApiUpstream(
+  dir = mkdtempSync(path.join(tmpdir(), 'gengate-upstream-')),
+): Promise<{ fake: FakeUpstream; env: Record<string, string> }> {
+  const png = path.join(dir, 'r.png');
+  await renderImage({ format: 'png', prompt: 'upstream result' }, png);
+  const fake = await startFakeUpstream(png);
+  fake.state.mode = 'ok';
+  const catalog = path.join(dir, 'catalog.json');
+  writeFileSync(catalog, JSON.stringify({ models: { 'nano-banana-2': { routes: [{ backend: 'same-api', base_url: fake.url, key_env: 'UP_KEY' }] } } }));
+  return { fake, env: { GENGATE_CATALOG: catalog, UP_KEY: 'k', ALLOW_PRIVATE_NETWORK: 'true' } };
+}
+
+/** A server (FAST settings, `env` added) whose nano-banana-2 goes to a fresh sameApiUpstream, its engine started. */
+export async function serverWithUpstream(dialect: 'sqlite' | 'postgres', env: Record<string, string>): Promise<{ s: TestServer; fake: FakeUpstream }> {
+  const { fake, env: routed } = await sameApiUpstream();
+  const s = await startServer(dialect, { ...FAST, ...routed, ...env });
+  s.services.engine.start();
+  return { s, fake };
 }

@@ -1,17 +1,13 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderImage } from '../../src/backends/local/render.js';
 import { loadConfig } from '../../src/config.js';
 import { buildServices } from '../../src/services.js';
 import { MICROS_PER_USD } from '../../src/billing/index.js';
 import { spawnServe, stop } from '../helpers/cli.js';
 import { createTestDb, dialects, type TestDb } from '../helpers/db.js';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { startFakeUpstream } from './fake-upstream.js';
-import { FAST, UNLIMITED, create, eventually, info, settle } from './support.js';
+import type { TestServer } from '../helpers/server.js';
+import { sameApiUpstream, serverWithUpstream, type FakeUpstream } from './fake-upstream.js';
+import { UNLIMITED, create, eventually, info, settle } from './support.js';
 
 /**
  * Issue 21, decision 2102: a handed task whose upstream reports no change is polled from the
@@ -20,27 +16,15 @@ import { FAST, UNLIMITED, create, eventually, info, settle } from './support.js'
  */
 describe.each(dialects())('tasks in flight at an upstream on %s', (dialect) => {
   let s: TestServer;
-  let fake: Awaited<ReturnType<typeof startFakeUpstream>>;
+  let fake: FakeUpstream;
   beforeAll(async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'gengate-in-flight-'));
-    const png = path.join(dir, 'r.png');
-    await renderImage({ format: 'png', prompt: 'in flight' }, png);
-    fake = await startFakeUpstream(png);
-    fake.state.mode = 'ok';
-    const catalog = path.join(dir, 'catalog.json');
-    writeFileSync(catalog, JSON.stringify({ models: { 'nano-banana-2': { routes: [{ backend: 'same-api', base_url: fake.url, key_env: 'UP_KEY' }] } } }));
-    s = await startServer(dialect, {
-      ...FAST,
-      GENGATE_CATALOG: catalog,
-      UP_KEY: 'k',
-      ALLOW_PRIVATE_NETWORK: 'true',
+    ({ s, fake } = await serverWithUpstream(dialect, {
       UPSTREAM_POLL_MS: '40',
       // The watch lease is twice this: 2 s, renewed once half of it is used.
       ENGINE_LEASE_MS: '1000',
       // The claim loop's own look for due work (a transaction even when it finds none) comes rarely.
       ENGINE_POLL_MS: '2000',
-    });
-    s.services.engine.start();
+    }));
   });
   afterAll(async () => {
     await s.close();
@@ -95,7 +79,7 @@ describe.each(dialects())('tasks in flight at an upstream on %s', (dialect) => {
 /** kill -9 of a worker holding tasks in memory: nothing lost, taken over when the watch lease runs out, never before. */
 describe.each(dialects())('a worker killed while it holds tasks on %s', (dialect) => {
   let db: TestDb;
-  let fake: Awaited<ReturnType<typeof startFakeUpstream>>;
+  let fake: FakeUpstream;
   const children: ChildProcess[] = [];
   afterAll(async () => {
     for (const c of children) await stop(c, 'SIGKILL');
@@ -105,20 +89,14 @@ describe.each(dialects())('a worker killed while it holds tasks on %s', (dialect
 
   it('another worker finishes every task once the leases have run out', async () => {
     db = await createTestDb(dialect);
-    const png = path.join(db.dir, 'r.png');
-    await renderImage({ format: 'png', prompt: 'killed' }, png);
-    fake = await startFakeUpstream(png);
-    fake.state.mode = 'ok';
+    const upstream = await sameApiUpstream(db.dir);
+    fake = upstream.fake;
     fake.state.taskState = 'generating';
-    const catalog = path.join(db.dir, 'catalog.json');
-    writeFileSync(catalog, JSON.stringify({ models: { 'nano-banana-2': { routes: [{ backend: 'same-api', base_url: fake.url, key_env: 'UP_KEY' }] } } }));
     const env = {
       DATA_DIR: db.dir,
       DATABASE_URL: db.url,
       FIRST_RUN_ACCOUNT: 'false',
-      GENGATE_CATALOG: catalog,
-      UP_KEY: 'k',
-      ALLOW_PRIVATE_NETWORK: 'true',
+      ...upstream.env,
       ENGINE_POLL_MS: '20',
       UPSTREAM_POLL_MS: '40',
       ENGINE_LEASE_MS: '1000',
@@ -160,26 +138,14 @@ describe.each(dialects())('a worker killed while it holds tasks on %s', (dialect
 
 describe.each(dialects())('an upstream notice for a held task on %s', (dialect) => {
   let s: TestServer;
-  let fake: Awaited<ReturnType<typeof startFakeUpstream>>;
+  let fake: FakeUpstream;
   beforeAll(async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'gengate-in-flight-notice-'));
-    const png = path.join(dir, 'r.png');
-    await renderImage({ format: 'png', prompt: 'notice' }, png);
-    fake = await startFakeUpstream(png);
-    fake.state.mode = 'ok';
-    const catalog = path.join(dir, 'catalog.json');
-    writeFileSync(catalog, JSON.stringify({ models: { 'nano-banana-2': { routes: [{ backend: 'same-api', base_url: fake.url, key_env: 'UP_KEY' }] } } }));
-    s = await startServer(dialect, {
-      ...FAST,
-      GENGATE_CATALOG: catalog,
-      UP_KEY: 'k',
-      ALLOW_PRIVATE_NETWORK: 'true',
+    ({ s, fake } = await serverWithUpstream(dialect, {
       UPSTREAM_WEBHOOKS: 'true',
       PUBLIC_BASE_URL: 'https://gengate.example.com',
       // Held tasks would next be polled in 10 minutes: only the notice can finish them in time.
       UPSTREAM_POLL_MS: '600000',
-    });
-    s.services.engine.start();
+    }));
   });
   afterAll(async () => {
     await s.close();

@@ -1,38 +1,22 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderImage } from '../../src/backends/local/render.js';
 import { buildApp } from '../../src/http/app.js';
 import { dialects } from '../helpers/db.js';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { startFakeUpstream } from './fake-upstream.js';
-import { FAST, create, eventually, info, settle } from './support.js';
+import type { TestServer } from '../helpers/server.js';
+import { serverWithUpstream, type FakeUpstream } from './fake-upstream.js';
+import { create, eventually, info, settle } from './support.js';
 
 /** The upstream callback address (issue 8): wakes its task, unguessable, size-limited, says nothing, never logged. */
 describe.each(dialects())('upstream notify address on %s', (dialect) => {
   let s: TestServer;
-  let fake: Awaited<ReturnType<typeof startFakeUpstream>>;
+  let fake: FakeUpstream;
   beforeAll(async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'gengate-notify-'));
-    const png = path.join(dir, 'r.png');
-    await renderImage({ format: 'png', prompt: 'notify' }, png);
-    fake = await startFakeUpstream(png);
-    fake.state.mode = 'ok';
-    fake.state.taskState = 'generating';
-    const catalog = path.join(dir, 'catalog.json');
-    writeFileSync(catalog, JSON.stringify({ models: { 'nano-banana-2': { routes: [{ backend: 'same-api', base_url: fake.url, key_env: 'UP_KEY' }] } } }));
-    s = await startServer(dialect, {
-      ...FAST,
-      GENGATE_CATALOG: catalog,
-      UP_KEY: 'k',
-      ALLOW_PRIVATE_NETWORK: 'true',
+    ({ s, fake } = await serverWithUpstream(dialect, {
       UPSTREAM_WEBHOOKS: 'true',
       UPSTREAM_POLL_MS: '600000',
       PUBLIC_BASE_URL: 'https://gengate.example.com',
-    });
-    s.services.engine.start();
+    }));
+    fake.state.taskState = 'generating';
   });
   afterAll(async () => {
     await s.close();

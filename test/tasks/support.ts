@@ -1,6 +1,9 @@
+import { createHash } from 'node:crypto';
+import type { Insertable } from 'kysely';
 import { expect } from 'vitest';
 import type { Clock } from '../../src/clock.js';
 import type { Database } from '../../src/store/db.js';
+import type { AccountsTable, TasksTable } from '../../src/store/schema.js';
 import type { TestServer } from '../helpers/server.js';
 
 /** A clock tests can move forward: real time plus an offset (the engine still runs on real timers). */
@@ -11,6 +14,17 @@ export class MovableClock implements Clock {
   }
   advance(ms: number): void {
     this.offset += ms;
+  }
+}
+
+/** A clock the test sets to a moment (budgets count UTC days and months; usage groups by days). */
+export class SetClock implements Clock {
+  constructor(public t: number) {}
+  now(): number {
+    return this.t;
+  }
+  set(iso: string): void {
+    this.t = Date.parse(iso);
   }
 }
 
@@ -72,9 +86,61 @@ export async function taskEntries(s: { services: { database: Database } }, taskI
   return Object.fromEntries(rows.map((r) => [r.kind, Number(r.amount_micros)]));
 }
 
+/** An `accounts` row for a test that writes rows directly: active, no balance. */
+export function accountRow(id: string, name = id): Insertable<AccountsTable> {
+  return { id, name, status: 'active', balance_micros: 0, webhook_secret: `whsec_${id}`, created_at: 1 };
+}
+
+/**
+ * A `tasks` row for a test that writes tasks directly (queries, plans, claims): a waiting local task
+ * of account `acc` created at `at`, 20 minutes to its deadline, with `fields` over it.
+ */
+export function taskRow(id: string, at: number, fields: Partial<Insertable<TasksTable>> = {}): Insertable<TasksTable> {
+  return {
+    id,
+    account_id: 'acc',
+    model: 'google/nano-banana',
+    state: 'waiting',
+    param: '{}',
+    input: '{}',
+    media: null,
+    callback_url: null,
+    price_micros: 1,
+    final_micros: 1,
+    auto_length: 0,
+    is_draft: 0,
+    progress: 0,
+    refunded: 0,
+    files_expired: 0,
+    files_expire_at: null,
+    attempts: 0,
+    backend: 'local',
+    run_at: at,
+    deadline_at: at + 1_200_000,
+    locked_until: null,
+    locked_by: null,
+    created_at: at,
+    updated_at: at,
+    completed_at: null,
+    fail_code: null,
+    upstream_token: null,
+    ...fields,
+  };
+}
+
 /** Fetches a result link from the test server (links carry PUBLIC_BASE_URL, which in tests names port 0). */
 export async function fetchFile(s: TestServer, link: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Response> {
   return fetch(s.url + new URL(link).pathname, { headers, method });
+}
+
+/** The SHA-256 of a result link's bytes, fetched from the test server; the link must be the server's own (PUBLIC_BASE_URL). */
+export async function hashOfLink(s: TestServer, link: string): Promise<string> {
+  expect(link.startsWith(s.config.PUBLIC_BASE_URL), link).toBe(true);
+  const res = await fetchFile(s, link);
+  expect(res.status, link).toBe(200);
+  return createHash('sha256')
+    .update(Buffer.from(await res.arrayBuffer()))
+    .digest('hex');
 }
 
 /** The result links of a successful task, whatever the result shape. */

@@ -69,6 +69,11 @@ function Field(props: {
 
 const PASSWORD_HINT = '10 to 200 characters.';
 
+/** A password being chosen: at least 10 characters, with the rule said under the field. */
+function NewPassword({ label, value, set }: { label: string; value: string; set: (v: string) => void }) {
+  return <Field label={label} name="password" type="password" value={value} set={set} autocomplete="new-password" minLength={10} hint={PASSWORD_HINT} />;
+}
+
 export function SignIn() {
   const loc = useLocation();
   const session = useSession();
@@ -169,16 +174,7 @@ export function SignUp() {
       >
         <Field label="Account name" name="accountName" value={accountName} set={setAccountName} autocomplete="organization" />
         <Field label="Email" name="email" type="email" value={email} set={setEmail} autocomplete="username" />
-        <Field
-          label="Password"
-          name="password"
-          type="password"
-          value={password}
-          set={setPassword}
-          autocomplete="new-password"
-          minLength={10}
-          hint={PASSWORD_HINT}
-        />
+        <NewPassword label="Password" value={password} set={setPassword} />
       </AuthForm>
       <p class="links">
         <a href="/signin">I have an account</a>
@@ -225,17 +221,22 @@ export function ForgotPassword() {
 
 const tokenOf = () => new URLSearchParams(location.hash.slice(1)).get('token') ?? '';
 
+/** Said on a page opened without the token its emailed link carries. */
+function NeedsToken({ from }: { from: string }) {
+  return (
+    <div class="alert error" role="alert">
+      This page needs the link from the {from} (it ends with #token=…).
+    </div>
+  );
+}
+
 export function ResetPassword() {
   const [password, setPassword] = useState('');
   const [done, setDone] = useState(false);
   const token = tokenOf();
   return (
     <Page title="Set a new password">
-      {!token && (
-        <div class="alert error" role="alert">
-          This page needs the link from the email (it ends with #token=…).
-        </div>
-      )}
+      {!token && <NeedsToken from="email" />}
       {done ? (
         <div class="alert info" role="status">
           Your password is set and every other session ended. <a href="/signin">Sign in</a>.
@@ -245,16 +246,7 @@ export function ResetPassword() {
           label="Set the password"
           onSubmit={async () => (await api('POST', '/api/v1/auth/password/reset', { token, password }, { quiet401: true }), setDone(true))}
         >
-          <Field
-            label="New password"
-            name="password"
-            type="password"
-            value={password}
-            set={setPassword}
-            autocomplete="new-password"
-            minLength={10}
-            hint={PASSWORD_HINT}
-          />
+          <NewPassword label="New password" value={password} set={setPassword} />
         </AuthForm>
       )}
     </Page>
@@ -266,11 +258,7 @@ export function AcceptInvite() {
   const token = tokenOf();
   return (
     <Page title="Accept the invite">
-      {!token && (
-        <div class="alert error" role="alert">
-          This page needs the link from the invite (it ends with #token=…).
-        </div>
-      )}
+      {!token && <NeedsToken from="invite" />}
       <AuthForm
         label="Join the account"
         onSubmit={async () => {
@@ -278,16 +266,7 @@ export function AcceptInvite() {
           navigate('/', { replace: true });
         }}
       >
-        <Field
-          label="Choose a password"
-          name="password"
-          type="password"
-          value={password}
-          set={setPassword}
-          autocomplete="new-password"
-          minLength={10}
-          hint={PASSWORD_HINT}
-        />
+        <NewPassword label="Choose a password" value={password} set={setPassword} />
       </AuthForm>
     </Page>
   );
