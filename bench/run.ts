@@ -20,6 +20,8 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
 /** BENCH_ONLY=http measures just the HTTP targets (quick iterations); anything else runs every section. */
 const httpOnly = process.env.BENCH_ONLY === 'http';
+/** BENCH_ONLY=upload measures just the ~200 MB upload against the disk's write speed (issue 17; BENCH_UPLOAD_ROUNDS, default 3). */
+const uploadOnly = process.env.BENCH_ONLY === 'upload';
 /** BENCH_ONLY=startup measures just the start-up figures (builds dist/ first). */
 if (process.env.BENCH_ONLY === 'startup') {
   const figures = await benchStartup();
@@ -80,7 +82,7 @@ function median(rs: HttpResult[]): HttpResult {
 }
 
 // Start-up first, while no other process of the bench runs.
-const startup = httpOnly ? [] : await benchStartup();
+const startup = httpOnly || uploadOnly ? [] : await benchStartup();
 const dataDir = mkdtempSync(path.join(tmpdir(), 'gengate-bench-'));
 const bare = await startProcess(['bench/bare-server.ts'], {}, path.join(dataDir, 'bare.log'));
 // A callback to a closed local port, tried again only after an hour: that task's callback stays pending.
@@ -117,7 +119,8 @@ for (const t of targets) t.path = t.path.replace('{taskId}', taskId).replace('{p
 
 const results: Array<HttpResult & { ratio?: number; cpuRatio?: number; minRatio?: number; pass?: boolean; info?: boolean }> = [];
 let upload: UploadBench | undefined;
-try {
+/** The HTTP targets, rounds alternating with the bare server; fills `results`. */
+async function measureHttp(): Promise<void> {
   // Rounds alternate between the bare server and each target so that background load hits both alike.
   const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
   const warm = { seconds: 1, connections };
@@ -153,6 +156,9 @@ try {
       info: t.minRatio === undefined,
     });
   }
+}
+try {
+  if (!uploadOnly) await measureHttp();
   if (!httpOnly) upload = await benchUpload({ url: gengate.url, key, pid: gengate.child.pid!, dir: dataDir });
 } finally {
   await Promise.all([stopProcess(bare.child), stopProcess(gengate.child)]);
@@ -186,9 +192,22 @@ function printHttp(): void {
   }
 }
 
+/** The upload line: MB/s against the disk's fsync'd write speed of the same run, and the server's memory growth. */
+function printUpload(u: UploadBench): void {
+  console.log(
+    `${u.name}: ${u.uploadMbPerSec} MB/s vs disk ${u.diskMbPerSec} MB/s (page cache ${u.cachedWriteMbPerSec}), ratio ${u.ratio} (min 0.5), server memory +${u.rssGrowthMb} MB (max 64)`,
+    u.pass ? 'PASS' : 'FAIL',
+  );
+}
+
 if (httpOnly) {
   printHttp();
   process.exit(results.every((r) => r.pass !== false) ? 0 : 1);
+}
+if (uploadOnly) {
+  printUpload(upload!);
+  console.log(`rounds (upload MB/s, disk MB/s): ${upload!.rounds.map((r) => `${r.uploadMbPerSec}/${r.diskMbPerSec}`).join(', ')}`);
+  process.exit(upload!.pass ? 0 : 1);
 }
 
 // Micro-benchmarks with their own limits (median milliseconds).
@@ -231,12 +250,7 @@ console.log(
     `(${burst.kbPerInFlightTask} KB per in-flight task)`,
   burst.lost === 0 ? 'PASS' : 'FAIL',
 );
-if (upload) {
-  console.log(
-    `${upload.name}: ${upload.uploadMbPerSec} MB/s vs disk ${upload.diskMbPerSec} MB/s (page cache ${upload.cachedWriteMbPerSec}), ratio ${upload.ratio} (min 0.5), server memory +${upload.rssGrowthMb} MB (max 64)`,
-    upload.pass ? 'PASS' : 'FAIL',
-  );
-}
+if (upload) printUpload(upload);
 console.log(
   `${limitCheck.name}: ${limitCheck.usPerCheck} µs per check = ${limitShare ?? '?'} % of recordInfo's ${recordInfoCpu ?? '?'} µs CPU per request (max 5 %)`,
   limitShare !== undefined && limitShare < 5 ? 'PASS' : 'FAIL',

@@ -7,7 +7,7 @@ import { fileArg, runFfmpeg } from '../src/media/index.js';
 import { rssMb } from './http.js';
 
 const MB = 1024 * 1024;
-const ROUNDS = 3;
+const ROUNDS = Number(process.env.BENCH_UPLOAD_ROUNDS ?? 3);
 /** Just under the default 200 MB video limit (UPLOAD_MAX_MEDIA_BYTES). */
 const TARGET_BYTES = 195_000_000;
 
@@ -22,6 +22,8 @@ export interface UploadBench {
   uploadMbPerSec: number;
   ratio: number;
   rssGrowthMb: number;
+  /** Each round's upload and disk speed, MB/s (the medians above come from these). */
+  rounds: Array<{ uploadMbPerSec: number; diskMbPerSec: number }>;
   pass: boolean;
 }
 
@@ -103,7 +105,7 @@ function postFile(url: string, key: string, file: string, size: number): Promise
 
 /**
  * Uploading a ~200 MB MP4 to a running GenGate (pid `pid`) against the disk write speed (with fsync)
- * measured in the same run, with the server's RSS growth sampled every 10 ms; medians of 3 rounds after a warm-up.
+ * measured in the same run, with the server's RSS growth sampled every 10 ms; medians of BENCH_UPLOAD_ROUNDS (default 3) rounds after a warm-up.
  */
 export async function benchUpload(server: { url: string; key: string; pid: number; dir: string }): Promise<UploadBench> {
   const dir = await mkdtemp(path.join(server.dir, 'bench-upload-'));
@@ -168,6 +170,7 @@ export async function benchUpload(server: { url: string; key: string; pid: numbe
       uploadMbPerSec,
       ratio,
       rssGrowthMb,
+      rounds: speeds.map((u, i) => ({ uploadMbPerSec: Math.round(u), diskMbPerSec: Math.round(disk[i]!) })),
       pass: ratio >= 0.5 && rssGrowthMb < 64,
     };
   } finally {

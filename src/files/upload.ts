@@ -6,9 +6,9 @@ import type { Clock } from '../clock.js';
 import { Errors } from '../errors.js';
 import {
   MediaError,
-  checkIntact,
   movToMp4,
   probe,
+  probeWhole,
   typeOf,
   videoOverLimits,
   wholeSeconds,
@@ -180,10 +180,10 @@ export class Uploads {
   /** Probes a received file and checks it is whole, of the kind its bytes claim, and within the limits. */
   private async inspect(file: string, type: Sniffed): Promise<MediaInfo> {
     if (type.kind === 'image') await this.checkPixels(file, type);
-    // Reading every packet (no decoding) finds truncated and corrupt files the header alone hides; it runs beside the probe.
-    const whole = type.kind === 'image' ? Promise.resolve() : checkIntact(file);
-    whole.catch(() => {}); // judged below, after the probe
-    const info = await probe(file).catch((e: unknown) => Promise.reject(unreadable(e, type)));
+    // Video and audio: reading every packet (no decoding) finds truncated and corrupt files the header
+    // alone hides; it is done by the probe's own ffprobe run, so the file is read once (decision 0316).
+    const read = type.kind === 'image' ? probe(file).then((info) => ({ info, damage: null })) : probeWhole(file);
+    const { info, damage } = await read.catch((e: unknown) => Promise.reject(unreadable(e, type)));
     if (info.kind !== type.kind) {
       throw Errors.uploadRejected(
         `file must be readable ${type.kind === 'image' ? 'an' : 'a'} ${type.kind} file as its ${type.format.toUpperCase()} header says (got ${info.kind} content)`,
@@ -197,7 +197,8 @@ export class Uploads {
         `file must be a ${type.kind} of at most ${MAX_UPLOAD_SECONDS} s (got ${Math.round(info.durationSeconds * 10) / 10} s); cut it before uploading`,
       );
     }
-    await whole.catch((e: unknown) => Promise.reject(unreadable(e, type)));
+    // Judged last, as when the packets were read by a second run beside the probe.
+    if (damage) throw unreadable(new MediaError(`check ${file}`, 'unreadable', damage), type);
     return info;
   }
 

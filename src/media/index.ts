@@ -15,4 +15,4 @@ export {
   type VideoLimits,
 } from './limits.js';
 export { checkToolchain, describeToolchain, type ToolInfo } from './toolchain.js';
-export { checkIntact } from './intact.js';
+export { checkIntact, probeWhole } from './intact.js';

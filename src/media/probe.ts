@@ -28,7 +28,7 @@ export interface MediaInfo {
   rotation: number;
 }
 
-interface FfprobeStream {
+export interface FfprobeStream {
   codec_type?: string;
   codec_name?: string;
   width?: number;
@@ -45,7 +45,7 @@ interface FfprobeStream {
   side_data_list?: Array<{ rotation?: number }>;
 }
 
-interface FfprobeOutput {
+export interface FfprobeOutput {
   streams?: FfprobeStream[];
   format?: { format_name?: string; duration?: string; size?: string };
 }

@@ -1,7 +1,7 @@
 import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { MediaError, checkIntact, probe, resolveBinary, runFfmpeg, runTool, setBinary, wholeSeconds } from '../../src/media/index.js';
+import { MediaError, checkIntact, probe, probeWhole, resolveBinary, runFfmpeg, runTool, setBinary, wholeSeconds } from '../../src/media/index.js';
 import { ffmpeg, makeClip, makeStill, makeTone, useTmpDir } from './helpers.js';
 import { eventually } from '../tasks/support.js';
 
@@ -129,6 +129,46 @@ describe('checkIntact', () => {
       await writeFile(tmp(name), bytes.subarray(0, Math.floor(bytes.length * 0.6)));
       await expect(checkIntact(tmp(name))).rejects.toMatchObject({ name: 'MediaError', reason: 'unreadable' });
     }
+  });
+});
+
+describe('probeWhole', () => {
+  const tmp = useTmpDir();
+
+  it("gives probe's facts and checkIntact's verdict from one ffprobe run", async () => {
+    const fast = ['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-movflags', '+faststart'];
+    const whole = [
+      await makeClip(tmp('plain.mp4'), { seconds: 2 }),
+      await makeClip(tmp('fast.mp4'), { seconds: 2, videoCodec: fast }),
+      await makeClip(tmp('a.mov'), { seconds: 1, audio: false }),
+      await makeTone(tmp('a.wav'), 2),
+      await makeTone(tmp('a.mp3'), 2),
+    ];
+    const damaged: string[] = [];
+    for (const file of [whole[1]!, whole[3]!]) {
+      const bytes = await readFile(file);
+      const cut = file.replace(/(\.\w+)$/, '-cut$1');
+      const hole = file.replace(/(\.\w+)$/, '-hole$1');
+      await writeFile(cut, bytes.subarray(0, Math.floor(bytes.length * 0.6)));
+      await writeFile(hole, Buffer.concat([bytes.subarray(0, Math.floor(bytes.length * 0.4)), bytes.subarray(Math.floor(bytes.length * 0.5))]));
+      damaged.push(cut, hole);
+    }
+    for (const file of [...whole, ...damaged]) {
+      const { info, damage } = await probeWhole(file);
+      expect(info, file).toEqual(await probe(file));
+      const intact = await checkIntact(file).then(
+        () => true,
+        () => false,
+      );
+      expect(damage === null, file).toBe(intact);
+      expect(intact, file).toBe(whole.includes(file));
+    }
+  });
+
+  it('throws MediaError(unreadable) when ffprobe cannot read the file at all', async () => {
+    const bytes = await readFile(await makeClip(tmp('whole.mp4'), { seconds: 2 }));
+    await writeFile(tmp('cut.mp4'), bytes.subarray(0, Math.floor(bytes.length * 0.6))); // the index (at the end) is gone
+    await expect(probeWhole(tmp('cut.mp4'))).rejects.toMatchObject({ name: 'MediaError', reason: 'unreadable' });
   });
 });
 
