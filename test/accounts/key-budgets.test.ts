@@ -21,13 +21,17 @@ class SetClock implements Clock {
   }
 }
 
-/** Every key's spend counters agree with the ledger: the total with all its entries, each day and month with the charges made in it and their refunds. */
+/**
+ * The spend counters of every key of an account that keeps them agree with the ledger: the total with all its entries, each day and month
+ * with the charges made in it and their refunds; other accounts' keys have none.
+ */
 async function expectSpendMatchesLedger(database: Database): Promise<void> {
   const { db } = database;
   const entries = await db
     .selectFrom('ledger_entries')
     .select(['task_id', 'kind', 'key_id', 'amount_micros', 'created_at'])
     .where('key_id', 'is not', null)
+    .where('account_id', 'in', (eb) => eb.selectFrom('accounts').select('accounts.id').where('accounts.key_spend_kept', '=', 1))
     .execute();
   const chargedAt = new Map(entries.filter((e) => e.kind === 'charge').map((e) => [e.task_id, Number(e.created_at)]));
   const expected = new Map<string, number>();

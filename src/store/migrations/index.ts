@@ -16,6 +16,7 @@ import * as m013 from './013_key_makers.js';
 import * as m014 from './014_usage_indexes.js';
 import * as m015 from './015_alerts_webhooks.js';
 import * as m016 from './016_oauth.js';
+import * as m017 from './017_key_spend_kept.js';
 
 export interface Migration {
   version: number;
@@ -41,4 +42,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 14, name: 'usage and money report indexes; the model and source of ledger entries', up: m014.up },
   { version: 15, name: 'low-balance alerts, account events, webhook attempts, previous webhook secret', up: m015.up },
   { version: 16, name: 'OAuth clients, grants and tokens for MCP', up: m016.up },
+  { version: 17, name: 'key spend counters only for accounts that use them', up: m017.up },
 ];
