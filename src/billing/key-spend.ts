@@ -40,11 +40,13 @@ export async function readKeySpend(db: Kysely<DB>, keyId: string, period: KeyBud
  * Makes the account keep its keys' spend counters from now on, inside the caller's transaction
  * (decision 1902). The first time, it fills them from the ledger: per key, its charges less their
  * refunds, in total and in the UTC day and month of each charge. The switch is an update of the
- * account's row, the row every charge and refund updates first (and reads `key_spend_kept` from):
- * a charge that took the row before waits for nothing and is in the ledger this fill reads (it
- * commits first; PostgreSQL reads each statement at its own snapshot); a charge that comes after
- * sees the switch and moves the counters itself. So no charge is counted twice or missed, whatever
- * its process believed about the key's budget. Costs one read of the account's ledger, once.
+ * account's row, the row every charge and refund updates first (and reads `key_spend_kept` from),
+ * so the two are serialised by its lock: a charge that locked the row first commits before the
+ * switch goes on, and the fill, a later statement, reads its entry (SQLite has one writer;
+ * PostgreSQL reads each statement of a READ COMMITTED transaction at its own snapshot); a charge
+ * that comes after reads the switch on and moves the counters itself. So no charge or refund is
+ * counted twice or missed, whatever its process believed about the key's budget. Costs one read
+ * of the account's ledger, once.
  */
 export async function keepKeySpend(trx: Kysely<DB>, accountId: string): Promise<void> {
   const switched = await trx.updateTable('accounts').set({ key_spend_kept: 1 }).where('id', '=', accountId).where('key_spend_kept', '=', 0).executeTakeFirst();
