@@ -300,6 +300,8 @@ export class Accounts {
         { name: name ?? `key ${Number(count?.n ?? 0) + 1}`, ...given, budget: opts.budget ?? null, createdBy: makerId(by) },
         now,
       );
+      // A budget is checked against the spend counters: the account keeps them from now on (decision 1902).
+      if (opts.budget) await this.ledger.keepKeySpend(trx, accountId);
       return { key: keyView(row), apiKey: secret };
     });
   }
@@ -337,15 +339,22 @@ export class Accounts {
           Object.assign(set, { budget_micros: budget.micros, budget_period: budget.period });
         }
         if (Object.keys(set).length) await trx.updateTable('api_keys').set(set).where('id', '=', keyId).execute();
+        // The answer shows the key's spend, and a budget is checked against it: the account keeps its keys' spend from now on.
+        await this.ledger.keepKeySpend(trx, row.account_id);
         return this.withSpend(trx, await this.keyRow(trx, keyId), now);
       })
       .finally(this.accessChanged);
   }
 
-  /** An account's keys with what each spent in its budget's current period (in total without a budget) and what is left. */
+  /**
+   * An account's keys with what each spent in its budget's current period (in total without a
+   * budget) and what is left. The first list of an account that does not keep its keys' spend yet
+   * makes it keep them (filled from the ledger once; decision 1902).
+   */
   async listKeys(accountId: string): Promise<KeyView[]> {
     const { db } = this.database;
-    await this.row(db, accountId);
+    const account = await this.row(db, accountId);
+    if (Number(account.key_spend_kept) !== 1) await this.database.tx((trx) => this.ledger.keepKeySpend(trx, accountId));
     const rows = await db.selectFrom('api_keys').selectAll().where('account_id', '=', accountId).orderBy('created_at').orderBy('id').execute();
     const now = this.clock.now();
     return Promise.all(rows.map((r) => this.withSpend(db, r, now)));

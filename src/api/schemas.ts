@@ -14,7 +14,7 @@ const STATES = ['waiting', 'queuing', 'generating', 'success', 'fail'] as const;
 
 /** `data` of createTask. */
 export const TaskCreated = z.object({
-  taskId: z.string().describe('Task identifier (tk_ + 22 URL-safe characters)'),
+  taskId: z.string().describe('Task identifier (tk_ + 8 characters of the creation time + 22 random URL-safe characters)'),
   task_id: z.string().describe('Alias of taskId'),
   status: z.literal('submitted'),
 });

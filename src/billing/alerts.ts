@@ -4,17 +4,21 @@ import { Errors } from '../errors.js';
 import { randomId } from '../ids.js';
 import { formatUsd, parseUsd } from './money.js';
 
-/** What the ledger's balance statements return: the balance after the change and the account's alert state (decision 1905). */
+/**
+ * What the ledger's balance statements return: the balance after the change, the account's alert
+ * state (decision 1905) and whether it keeps its keys' spend counters (decision 1902).
+ */
 export interface BalanceRow {
   balance_micros: number;
   alert_level_micros: number | null;
   alert_armed: number;
   alert_url: string | null;
   alert_email: number;
+  key_spend_kept: number;
 }
 
-/** The columns the balance statements return (the alert state rides on the same row lock). */
-export const BALANCE_COLUMNS = ['balance_micros', 'alert_level_micros', 'alert_armed', 'alert_url', 'alert_email'] as const;
+/** The columns the balance statements return (the alert state and the key spend switch ride on the same row lock). */
+export const BALANCE_COLUMNS = ['balance_micros', 'alert_level_micros', 'alert_armed', 'alert_url', 'alert_email', 'key_spend_kept'] as const;
 
 /** The event type of a low-balance alert. */
 export const BALANCE_LOW = 'balance.low';

@@ -2,8 +2,8 @@ import { sql, type Kysely } from 'kysely';
 import type { DB, KeyBudgetPeriod, LedgerKind, LedgerSource } from '../store/index.js';
 import type { Clock } from '../clock.js';
 import { insertRow, prepared } from '../store/index.js';
-import { periodStart } from './periods.js';
 import { afterFall, afterRise, BALANCE_COLUMNS, type BalanceRow } from './alerts.js';
+import { keepKeySpend, moveKeySpend, readKeySpend } from './key-spend.js';
 
 /** Takes money if the balance covers it; the condition keeps a balance from going below zero. */
 const takeStatement = prepared(2, (db: Kysely<DB>, accountId, amount) =>
@@ -21,18 +21,10 @@ const moveStatement = prepared(2, (db: Kysely<DB>, accountId, delta) =>
     .where('id', '=', accountId)
     .returning(BALANCE_COLUMNS),
 );
-/** Moves a key's spend by `delta` in its running total, the UTC day and the UTC month (one statement; rows made on first use). */
-const spendStatement = prepared(4, (db: Kysely<DB>, keyId, day, month, delta) =>
-  db
-    .insertInto('key_spend')
-    .values([
-      { key_id: keyId, period: 'total', starts_at: 0, spent_micros: delta as unknown as number },
-      { key_id: keyId, period: 'day', starts_at: day as unknown as number, spent_micros: delta as unknown as number },
-      { key_id: keyId, period: 'month', starts_at: month as unknown as number, spent_micros: delta as unknown as number },
-    ])
-    .onConflict((oc) => oc.columns(['key_id', 'period', 'starts_at']).doUpdateSet({ spent_micros: sql`key_spend.spent_micros + excluded.spent_micros` })),
-);
 export type ChargeResult = { ok: true; balanceAfter: number } | { ok: false; balance: number; required: number };
+
+/** A successful take: the balance after it, and whether the account keeps its keys' spend counters. */
+type Taken = { ok: true; balanceAfter: number; keySpendKept: boolean };
 
 export type RefundResult = { refunded: true; amount: number; balanceAfter: number } | { refunded: false; amount: 0 };
 
@@ -55,7 +47,9 @@ export interface LedgerEntry {
  * statement order everywhere: a conditional UPDATE (which never lets the balance go below zero
  * and serialises concurrent writers on the account row), then the entry. The same UPDATE returns
  * the account's low-balance alert state, so the crossing of the level fires (a fall) or re-arms
- * (a rise) in the transaction of the change, under its row lock (decision 1905, `alerts.ts`).
+ * (a rise) in the transaction of the change, under its row lock (decision 1905, `alerts.ts`), and
+ * whether the account keeps its keys' spend counters, which a charge or refund then moves in the
+ * same transaction (decision 1902, `key-spend.ts`).
  */
 export class Ledger {
   constructor(private readonly clock: Clock) {}
@@ -73,34 +67,32 @@ export class Ledger {
     keyId: string | null = null,
     model: string | null = null,
   ): Promise<ChargeResult> {
-    const result = await this.take(trx, accountId, amount);
-    if (!result.ok) return result;
+    const taken = await this.take(trx, accountId, amount);
+    if (!taken.ok) return taken;
     const now = this.clock.now();
-    await this.append(trx, accountId, 'charge', -amount, result.balanceAfter, taskId, reason, keyId, now, null, model);
-    if (keyId !== null) await this.spend(trx, keyId, now, amount);
-    return result;
+    await this.append(trx, accountId, 'charge', -amount, taken.balanceAfter, taskId, reason, keyId, now, null, model);
+    if (keyId !== null && taken.keySpendKept) await moveKeySpend(trx, keyId, now, amount);
+    return { ok: true, balanceAfter: taken.balanceAfter };
   }
 
   /**
    * What the key has spent (micro-USD) in the `period` holding `at`: its charges made in that
    * period less their refunds, whenever they came (a refund gives the budget back to the period
-   * of its charge). Read inside the caller's transaction after the lock that serialises the key's
-   * creates, it is exact (decision 1902).
+   * of its charge). Exact for a key of an account that keeps its keys' spend (`keepKeySpend`; every
+   * key with a budget); read inside the caller's transaction after the lock that serialises the
+   * key's creates, exact at that moment (decision 1902).
    */
   async keySpend(db: Kysely<DB>, keyId: string, period: KeyBudgetPeriod, at: number): Promise<number> {
-    const row = await db
-      .selectFrom('key_spend')
-      .select('spent_micros')
-      .where('key_id', '=', keyId)
-      .where('period', '=', period)
-      .where('starts_at', '=', periodStart(period, at))
-      .executeTakeFirst();
-    return row ? Number(row.spent_micros) : 0;
+    return readKeySpend(db, keyId, period, at);
   }
 
-  /** Moves the key's spend counters for a charge made at `at` (negative `delta`: its refund). */
-  private async spend(trx: Kysely<DB>, keyId: string, at: number, delta: number): Promise<void> {
-    await spendStatement(trx, keyId, periodStart('day', at), periodStart('month', at), delta);
+  /**
+   * Makes the account keep its keys' spend counters from now on (the first time, filled from the
+   * ledger), inside the caller's transaction: before a key of the account gets a budget, or before
+   * its keys' spend is shown. An account nobody asks that of writes no counters (decision 1902).
+   */
+  async keepKeySpend(trx: Kysely<DB>, accountId: string): Promise<void> {
+    await keepKeySpend(trx, accountId);
   }
 
   /** Adds money: a top-up, or a positive adjustment. `source`: `card` for a card top-up (the money report tells them apart). */
@@ -113,16 +105,17 @@ export class Ledger {
     source: LedgerSource | null = null,
   ): Promise<number> {
     assertAmount(amount);
-    const balanceAfter = await this.move(trx, accountId, amount);
+    const { balanceAfter } = await this.move(trx, accountId, amount);
     await this.append(trx, accountId, kind, amount, balanceAfter, null, reason, null, this.clock.now(), source);
     return balanceAfter;
   }
 
   /** Removes money as an adjustment; refuses rather than go below zero (operator debits of the people-and-money issue use it). */
   async debitAdjustment(trx: Kysely<DB>, accountId: string, amount: number, reason: string, source: LedgerSource | null = null): Promise<ChargeResult> {
-    const result = await this.take(trx, accountId, amount);
-    if (result.ok) await this.append(trx, accountId, 'adjustment', -amount, result.balanceAfter, null, reason, null, this.clock.now(), source);
-    return result;
+    const taken = await this.take(trx, accountId, amount);
+    if (!taken.ok) return taken;
+    await this.append(trx, accountId, 'adjustment', -amount, taken.balanceAfter, null, reason, null, this.clock.now(), source);
+    return { ok: true, balanceAfter: taken.balanceAfter };
   }
 
   /**
@@ -141,7 +134,7 @@ export class Ledger {
   ): Promise<{ taken: number; balanceAfter: number }> {
     assertAmount(amount);
     for (;;) {
-      const balance = await this.move(trx, accountId, 0);
+      const { balanceAfter: balance } = await this.move(trx, accountId, 0);
       const want = Math.min(amount, balance);
       if (want === 0) return { taken: 0, balanceAfter: balance };
       const result = await this.debitAdjustment(trx, accountId, want, reason, source);
@@ -184,8 +177,8 @@ export class Ledger {
       .returning('id')
       .executeTakeFirst();
     if (!inserted) return { refunded: false, amount: 0 };
-    const balanceAfter = await this.move(trx, charge.account_id, value);
-    if (charge.key_id) await this.spend(trx, charge.key_id, Number(charge.created_at), -value);
+    const { balanceAfter, keySpendKept } = await this.move(trx, charge.account_id, value);
+    if (charge.key_id && keySpendKept) await moveKeySpend(trx, charge.key_id, Number(charge.created_at), -value);
     await trx.updateTable('ledger_entries').set({ balance_after_micros: balanceAfter }).where('id', '=', inserted.id).execute();
     return { refunded: true, amount: value, balanceAfter };
   }
@@ -206,23 +199,24 @@ export class Ledger {
     }));
   }
 
-  private async take(trx: Kysely<DB>, accountId: string, amount: number): Promise<ChargeResult> {
+  /** Takes `amount` if the balance covers it; on success also says whether the account keeps its keys' spend (read under the same row lock). */
+  private async take(trx: Kysely<DB>, accountId: string, amount: number): Promise<Taken | Extract<ChargeResult, { ok: false }>> {
     assertAmount(amount);
     const [row] = (await takeStatement(trx, accountId, amount)).rows;
     if (row) {
       await afterFall(trx, accountId, row as BalanceRow, this.clock.now());
-      return { ok: true, balanceAfter: Number(row.balance_micros) };
+      return { ok: true, balanceAfter: Number(row.balance_micros), keySpendKept: Number(row.key_spend_kept) === 1 };
     }
     const current = await trx.selectFrom('accounts').select('balance_micros').where('id', '=', accountId).executeTakeFirst();
     if (!current) throw new Error(`no account ${accountId}`);
     return { ok: false, balance: Number(current.balance_micros), required: amount };
   }
 
-  private async move(trx: Kysely<DB>, accountId: string, delta: number): Promise<number> {
+  private async move(trx: Kysely<DB>, accountId: string, delta: number): Promise<{ balanceAfter: number; keySpendKept: boolean }> {
     const [row] = (await moveStatement(trx, accountId, delta)).rows;
     if (!row) throw new Error(`no account ${accountId}`);
     if (delta > 0) await afterRise(trx, accountId, row as BalanceRow);
-    return Number(row.balance_micros);
+    return { balanceAfter: Number(row.balance_micros), keySpendKept: Number(row.key_spend_kept) === 1 };
   }
 
   private async append(

@@ -5,10 +5,10 @@ import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { randomId } from '../ids.js';
 import type { DB } from './schema.js';
-import { registerDialect, registerFastReader } from './prepared.js';
+import { registerDialect, registerDirect, registerFastReader } from './prepared.js';
 import { startCheckpointer } from './checkpointer.js';
 import { groupCommit } from './group-commit.js';
-import { openReader, withStatementCache } from './sqlite-reader.js';
+import { directRunner, openReader, withStatementCache } from './sqlite-reader.js';
 import { currentTx, holdScopes, nestedTx, readHandle, runInTx, warnSlow, type SlowWatch } from './guards.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -116,12 +116,17 @@ function openSqlite(file: string, slow: SlowWatch, guards: boolean): Database {
   if (checkpointer) conn.pragma('wal_autocheckpoint = 20000');
   const reader = file === ':memory:' ? undefined : openReader(file);
   // Every write of this process ends the reader's shared snapshot, so later reads see it.
-  const inner = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(conn, { beforeWrite: reader?.endSnapshot }) }) });
+  const statements = withStatementCache(conn, { beforeWrite: reader?.endSnapshot });
+  const inner = new Kysely<DB>({ dialect: new SqliteDialect({ database: statements }) });
+  const direct = directRunner(statements);
   const db = readHandle(inner);
   if (reader) registerFastReader(db, reader.read);
   registerDialect(db, 'sqlite');
   const tx = groupCommit(inner, conn, {
-    prepare: (c) => registerDialect(c, 'sqlite'),
+    prepare: (c) => {
+      registerDialect(c, 'sqlite');
+      registerDirect(c, direct);
+    },
     beforeCommit: reader?.endSnapshot,
     run: guards ? (c, fn) => runInTx(db, c, () => fn(c)) : (c, fn) => fn(c),
     slow,

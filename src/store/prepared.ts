@@ -40,6 +40,20 @@ export function precompile<R, DBT>(db: Kysely<DBT>, arity: number, build: (...ar
 
 const dialects = new WeakMap<object, string>();
 
+/**
+ * Runs compiled SQL on a transaction's own connection, without Kysely's executor: SQLite's driver is
+ * synchronous underneath, and the executor's connection hand-over and result transform cost more
+ * than a small statement itself (decision 0009).
+ */
+export type DirectRunner = (sql: string, parameters: readonly unknown[]) => QueryResult<unknown>;
+
+const directRunners = new WeakMap<object, DirectRunner>();
+
+/** Records how to run compiled statements on an executor directly (openDatabase does this for SQLite transactions). */
+export function registerDirect(executor: object, run: DirectRunner): void {
+  directRunners.set(executor, run);
+}
+
 /** Records which SQL dialect a query builder (a database handle or one of its transactions) speaks; openDatabase does this. */
 export function registerDialect(executor: object, dialect: string): void {
   dialects.set(executor, dialect);
@@ -67,6 +81,8 @@ export function prepared<R, DBT>(arity: number, build: (db: Kysely<DBT>, ...args
       c = compileWithSlots(arity, (...ph) => build(executor, ...ph));
       if (dialect) byDialect.set(dialect, c);
     }
+    const direct = directRunners.get(executor);
+    if (direct) return direct(c.compiled.sql, c.bind(args)) as QueryResult<R>;
     return executor.executeQuery<R>({ ...c.compiled, parameters: c.bind(args) });
   };
 }
@@ -98,6 +114,8 @@ async function runShaped<DBT>(
     c = compileWithSlots(values.length, (...ph) => build(ph));
     if (dialect) shapes.set(key, c);
   }
+  const direct = directRunners.get(executor);
+  if (direct) return direct(c.compiled.sql, c.bind(values));
   return executor.executeQuery({ ...c.compiled, parameters: c.bind(values) });
 }
 

@@ -30,6 +30,12 @@ export interface AccountsTable {
   /** The webhook secret before the last rotation (sealed); it still signs until `webhook_secret_previous_until`. */
   webhook_secret_previous: Generated<string | null>;
   webhook_secret_previous_until: Generated<number | null>;
+  /**
+   * 1 when the charges and refunds of the account's keys move their `key_spend` counters (migration
+   * 018): set, with the counters filled from the ledger, when a key of the account gets a budget or
+   * its keys' spend is shown; never cleared (decision 1902).
+   */
+  key_spend_kept: Generated<number>;
 }
 
 export interface ApiKeysTable {

@@ -30,6 +30,19 @@ export function withStatementCache(conn: SqliteDatabase.Database, opts: { max?: 
 }
 
 /**
+ * Runs compiled SQL through the statement cache as Kysely's SQLite driver would (same statements,
+ * same result shape), for the statements of a transaction that holds the connection (prepared.ts).
+ */
+export function directRunner(cache: ReturnType<typeof withStatementCache>) {
+  return (text: string, parameters: readonly unknown[]) => {
+    const stmt = cache.prepare(text);
+    if (stmt.reader) return { rows: stmt.all(parameters) };
+    const { changes, lastInsertRowid } = stmt.run(parameters);
+    return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+  };
+}
+
+/**
  * A read-only side connection for precompiled hot reads (WAL lets it read while the main one
  * writes). The reads of one event-loop turn share one read transaction: starting and ending a
  * transaction is most of what a one-row read costs in a busy server (two file-lock system calls

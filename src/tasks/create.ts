@@ -6,7 +6,7 @@ import { findModel, hasInputMapping, resolveDraftFinal, routeName, validateInput
 import type { Clock } from '../clock.js';
 import { Errors, parseWith, shown } from '../errors.js';
 import type { MediaFactsResolver } from '../files/index.js';
-import { randomId } from '../ids.js';
+import { timeOrderedId } from '../ids.js';
 import { quote } from '../pricing/index.js';
 import type { Database } from '../store/index.js';
 import type { ApiDialect, DB } from '../store/index.js';
@@ -141,8 +141,8 @@ export async function createTask(deps: CreateDeps, principal: Principal, rawBody
     await deps.moderate(input, principal);
   }
 
-  const taskId = randomId('tk_');
   const now = clock.now();
+  const taskId = timeOrderedId('tk_', now);
   const created = await database.tx(async (trx) => {
     if (key !== undefined) {
       // Same key from two processes at once: the lock makes the second wait and then find the binding.

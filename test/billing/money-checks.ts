@@ -4,9 +4,9 @@ import { expectLedgerInvariant } from '../tasks/support.js';
 import { moneyReport, readWindow, reportView, usageOf, usageView } from '../../src/billing/index.js';
 
 /**
- * Every key's spend counters (`key_spend`) agree with the ledger: the running total with all of the
- * key's entries, each UTC day and month with the charges made in it less their refunds, whenever
- * those came (decision 1902).
+ * The spend counters (`key_spend`) of every key of an account that keeps them agree with the
+ * ledger: the running total with all of the key's entries, each UTC day and month with the charges
+ * made in it less their refunds, whenever those came; other accounts' keys have none (decision 1902).
  */
 export async function expectSpendMatchesLedger(s: TestServer): Promise<void> {
   const { db } = s.services.database;
@@ -14,6 +14,7 @@ export async function expectSpendMatchesLedger(s: TestServer): Promise<void> {
     .selectFrom('ledger_entries')
     .select(['task_id', 'kind', 'key_id', 'amount_micros', 'created_at'])
     .where('key_id', 'is not', null)
+    .where('account_id', 'in', (eb) => eb.selectFrom('accounts').select('accounts.id').where('accounts.key_spend_kept', '=', 1))
     .execute();
   const chargedAt = new Map(entries.filter((e) => e.kind === 'charge').map((e) => [e.task_id, Number(e.created_at)]));
   const expected = new Map<string, number>();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { randomId } from '../../src/ids.js';
+import { randomId, timeOrderedId } from '../../src/ids.js';
 
 describe('randomId', () => {
   it('gives URL-safe ids of the asked length that never repeat, across pool refills', () => {
@@ -15,5 +15,18 @@ describe('randomId', () => {
     // 42,000 characters over 64 symbols: about 656 each.
     expect(counts.size).toBe(64);
     for (const n of counts.values()) expect(n).toBeGreaterThan(450);
+  });
+});
+
+describe('timeOrderedId', () => {
+  it('starts with the time in 8 base-36 digits, so ids sort by time in any collation, and keeps 128 random bits', () => {
+    const t = Date.UTC(2026, 10, 25, 12);
+    const ids = [t - 86_400_000, t - 1, t, t, t + 1, t + 3_600_000].map((at) => timeOrderedId('tk_', at));
+    for (const id of ids) expect(id).toMatch(/^tk_[0-9a-z]{8}[A-Za-z0-9_-]{22}$/);
+    expect(ids[2]!.slice(3, 11)).toBe(t.toString(36));
+    expect(new Set(ids).size).toBe(ids.length);
+    const prefixes = ids.map((id) => id.slice(0, 11));
+    expect([...prefixes].sort()).toEqual(prefixes);
+    expect(timeOrderedId('tk_', 0).slice(3, 11)).toBe('00000000');
   });
 });

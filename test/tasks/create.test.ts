@@ -25,7 +25,7 @@ describe.each(dialects())('POST /jobs/createTask on %s', (dialect) => {
     const r = await post(a.key, IMAGE);
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ code: 200, msg: 'success', data: { taskId: expect.any(String), task_id: r.body.data.taskId, status: 'submitted' } });
-    expect(r.body.data.taskId).toMatch(/^tk_[A-Za-z0-9_-]{22}$/);
+    expect(r.body.data.taskId).toMatch(/^tk_[0-9a-z]{8}[A-Za-z0-9_-]{22}$/);
     expect(await balance(a.key)).toBe('0.9400');
     expect(await taskEntries(s, r.body.data.taskId)).toEqual({ charge: -60_000 });
     const t = await info(s, a.key, r.body.data.taskId);

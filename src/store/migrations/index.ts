@@ -17,6 +17,7 @@ import * as m014 from './014_usage_indexes.js';
 import * as m015 from './015_alerts_webhooks.js';
 import * as m016 from './016_oauth.js';
 import * as m017 from './017_dashboard_indexes.js';
+import * as m018 from './018_key_spend_kept.js';
 
 export interface Migration {
   version: number;
@@ -43,4 +44,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 15, name: 'low-balance alerts, account events, webhook attempts, previous webhook secret', up: m015.up },
   { version: 16, name: 'OAuth clients, grants and tokens for MCP', up: m016.up },
   { version: 17, name: 'dashboard time indexes of tasks and webhook attempts', up: m017.up },
+  { version: 18, name: 'key spend counters only for accounts that use them', up: m018.up },
 ];
