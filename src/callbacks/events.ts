@@ -6,6 +6,7 @@ import type { SecretBox } from '../secrets/index.js';
 import { WorkLoop, type AccountEventsTable, type Database } from '../store/index.js';
 import type { EngineLog } from '../engine/index.js';
 import { attemptDelivery, type Attempt } from './deliver.js';
+import { claimDue } from './lease.js';
 import { KEY_COLUMNS, logAttempt, signingKeys } from './log.js';
 import type { SigningKeys } from './signing.js';
 
@@ -70,21 +71,7 @@ export class EventWorker {
     const { database, clock, settings } = this.deps;
     const now = clock.now();
     return database.tx(async (trx) => {
-      let due = trx
-        .selectFrom('account_events')
-        .select('id')
-        .where('status', '=', 'pending')
-        .where('due_at', '<=', now)
-        .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
-        .orderBy('due_at')
-        .limit(n);
-      if (database.dialect === 'postgres') due = due.forUpdate().skipLocked();
-      const rows = await trx
-        .updateTable('account_events')
-        .set({ locked_until: now + settings.timeoutMs + 30_000, locked_by: this.workerId })
-        .where('id', 'in', due)
-        .returningAll()
-        .execute();
+      const rows = await claimDue(trx, 'account_events', n, { dialect: database.dialect, workerId: this.workerId, timeoutMs: settings.timeoutMs, now });
       if (rows.length === 0) return [];
       const accounts = await trx
         .selectFrom('accounts')

@@ -11,6 +11,7 @@ import { TASK_VIEW_COLUMNS, type TaskRow, type TaskSignals, type ViewOptions } f
 import type { Mailer } from '../members/index.js';
 import { attemptDelivery, callbackBody, webhookId, type Attempt } from './deliver.js';
 import { EventWorker } from './events.js';
+import { claimDue } from './lease.js';
 import { KEY_COLUMNS, logAttempt, signingKeys } from './log.js';
 import type { SigningKeys } from './signing.js';
 
@@ -96,21 +97,7 @@ export class CallbackWorker {
     const { database, clock, settings } = this.deps;
     const now = clock.now();
     return database.tx(async (trx) => {
-      let due = trx
-        .selectFrom('callbacks')
-        .select('task_id')
-        .where('status', '=', 'pending')
-        .where('due_at', '<=', now)
-        .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
-        .orderBy('due_at')
-        .limit(n);
-      if (database.dialect === 'postgres') due = due.forUpdate().skipLocked();
-      const rows = await trx
-        .updateTable('callbacks')
-        .set({ locked_until: now + settings.timeoutMs + 30_000, locked_by: this.workerId })
-        .where('task_id', 'in', due)
-        .returningAll()
-        .execute();
+      const rows = await claimDue(trx, 'callbacks', n, { dialect: database.dialect, workerId: this.workerId, timeoutMs: settings.timeoutMs, now });
       if (rows.length === 0) return [];
       const tasks = await trx
         .selectFrom('tasks')
