@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { AccountEventsTable, CallbacksTable, DB, Dialect } from '../store/index.js';
+import type { Attempt } from './deliver.js';
 
 /** The outboxes delivered under a lease, each with the column that names its rows. */
 const KEYS = { callbacks: 'task_id', account_events: 'id' } as const satisfies { callbacks: keyof CallbacksTable; account_events: keyof AccountEventsTable };
@@ -55,4 +56,36 @@ export async function claimDue<T extends keyof Rows>(trx: Kysely<DB>, outbox: T,
     .returningAll()
     .execute();
   return rows as unknown as Array<Rows[T]>;
+}
+
+/** What one attempt comes to: delivered, tried again after the next delay, or given up. */
+export type Outcome = 'delivered' | 'retry' | 'failed';
+
+/**
+ * The outcome of one attempt on a claimed row, and the columns that record it and end the lease:
+ * delivered on success; else, when `retries` and a delay is left (`retryDelaysMs[attempts - 1]`),
+ * pending again and due after that delay; else failed. `due_at` is kept unless retried.
+ */
+export function settle<D extends number | null>(
+  row: { attempts: number; due_at: D },
+  attempt: Attempt,
+  now: number,
+  retryDelaysMs: readonly number[],
+  retries: boolean,
+) {
+  const attempts = Number(row.attempts) + 1;
+  const retryIn = retries ? retryDelaysMs[attempts - 1] : undefined;
+  const outcome: Outcome = attempt.ok ? 'delivered' : retryIn === undefined ? 'failed' : 'retry';
+  const patch = {
+    status: outcome === 'retry' ? ('pending' as const) : outcome,
+    attempts,
+    last_attempt_at: now,
+    last_status_code: attempt.statusCode,
+    last_error: attempt.error,
+    delivered_at: attempt.ok ? now : null,
+    due_at: retryIn !== undefined && outcome === 'retry' ? now + retryIn : row.due_at,
+    locked_until: null,
+    locked_by: null,
+  };
+  return { outcome, attempts, patch };
 }
