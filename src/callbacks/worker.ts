@@ -11,6 +11,7 @@ import { TASK_VIEW_COLUMNS, type TaskRow, type TaskSignals, type ViewOptions } f
 import type { Mailer } from '../members/index.js';
 import { attemptDelivery, callbackBody, webhookId, type Attempt } from './deliver.js';
 import { EventWorker } from './events.js';
+import { claimDue, settle } from './lease.js';
 import { KEY_COLUMNS, logAttempt, signingKeys } from './log.js';
 import type { SigningKeys } from './signing.js';
 
@@ -96,21 +97,7 @@ export class CallbackWorker {
     const { database, clock, settings } = this.deps;
     const now = clock.now();
     return database.tx(async (trx) => {
-      let due = trx
-        .selectFrom('callbacks')
-        .select('task_id')
-        .where('status', '=', 'pending')
-        .where('due_at', '<=', now)
-        .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
-        .orderBy('due_at')
-        .limit(n);
-      if (database.dialect === 'postgres') due = due.forUpdate().skipLocked();
-      const rows = await trx
-        .updateTable('callbacks')
-        .set({ locked_until: now + settings.timeoutMs + 30_000, locked_by: this.workerId })
-        .where('task_id', 'in', due)
-        .returningAll()
-        .execute();
+      const rows = await claimDue(trx, 'callbacks', n, { dialect: database.dialect, workerId: this.workerId, timeoutMs: settings.timeoutMs, now });
       if (rows.length === 0) return [];
       const tasks = await trx
         .selectFrom('tasks')
@@ -148,23 +135,11 @@ export class CallbackWorker {
       const delivery = { url: c.url, keys, webhookId: webhookId(c.task_id), subject: c.task_id, body, at: new Date(started) };
       attempt = await attemptDelivery(guard, delivery, settings.timeoutMs);
     }
-    const now = clock.now();
-    const attempts = Number(c.attempts) + 1;
-    const retryIn = task ? settings.retryDelaysMs[attempts - 1] : undefined;
-    const outcome = attempt.ok ? 'delivered' : retryIn === undefined ? 'failed' : 'retry';
+    // A task gone is given up at once: there is nothing to deliver.
+    const { outcome, attempts, patch } = settle(c, attempt, clock.now(), settings.retryDelaysMs, task !== null);
     await this.write(
       c.task_id,
-      {
-        status: outcome === 'retry' ? 'pending' : outcome,
-        attempts,
-        last_attempt_at: now,
-        last_status_code: attempt.statusCode,
-        last_error: attempt.error,
-        delivered_at: attempt.ok ? now : null,
-        due_at: outcome === 'retry' ? now + retryIn! : c.due_at,
-        locked_until: null,
-        locked_by: null,
-      },
+      patch,
       accountId ? { account: accountId, attempt, at: started, kind: attempts === 1 ? 'delivery' : 'retry', url: c.url } : null,
     );
     this.deps.count?.(outcome);

@@ -1,27 +1,22 @@
 import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/store/db.js';
-import { migrate } from '../../src/store/migrate.js';
 import { insertRow, precompile, prepared, updateWhere } from '../../src/store/prepared.js';
 import type { DB } from '../../src/store/schema.js';
-import { createTestDb, dialects, type TestDb } from '../helpers/db.js';
+import { dialects, freshDatabase, type FreshDatabase } from '../helpers/db.js';
 import { accountRow } from '../tasks/support.js';
 
 const renameStatement = prepared(2, (db: Kysely<DB>, id, name) => db.updateTable('accounts').set({ name }).where('id', '=', id).returning(['id', 'name']));
 
 /** Statements compiled once and run on the caller's executor: the handle or a transaction. */
 describe.each(dialects())('prepared statements on %s', (dialect) => {
-  let t: TestDb;
+  let t: FreshDatabase;
   let database: Database;
   beforeAll(async () => {
-    t = await createTestDb(dialect);
-    database = openDatabase(t.url);
-    await migrate(database);
+    t = await freshDatabase(dialect);
+    database = t.database;
   });
-  afterAll(async () => {
-    await database.close();
-    await t.drop();
-  });
+  afterAll(() => t.close());
 
   const names = async () => (await database.db.selectFrom('accounts').select(['id', 'name']).orderBy('id').execute()).map((r) => `${r.id}=${r.name}`);
 
