@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import { randomId } from '../ids.js';
-import { WorkLoop } from '../store/index.js';
+import { WorkLoop, updateThenInsert, updateWhere } from '../store/index.js';
 import type { NetGuard } from '../net/index.js';
 import type { Database } from '../store/index.js';
 import type { Updateable } from 'kysely';
@@ -11,7 +11,7 @@ import { TASK_VIEW_COLUMNS, type TaskRow, type TaskSignals, type ViewOptions } f
 import type { Mailer } from '../members/index.js';
 import { attemptDelivery, callbackBody, webhookId, type Attempt } from './deliver.js';
 import { EventWorker } from './events.js';
-import { KEY_COLUMNS, logAttempt, signingKeys } from './log.js';
+import { KEY_COLUMNS, attemptRow, signingKeys } from './log.js';
 import type { SigningKeys } from './signing.js';
 
 /** Settings of the delivery worker. */
@@ -171,18 +171,25 @@ export class CallbackWorker {
     if (outcome === 'failed') this.work.log.warn({ taskId: c.task_id, attempts, error: attempt.error }, 'callbacks: delivery given up');
   }
 
-  /** Writes one outcome and its line of the delivery log, only while this worker still holds the lease. */
+  /**
+   * Writes one outcome and its line of the delivery log, only while this worker still holds the
+   * lease (compare-and-set on `locked_by`): the log line only with the outcome. On PostgreSQL one
+   * statement in autocommit (updateThenInsert), one round trip; on SQLite two in one transaction.
+   */
   private async write(
     taskId: string,
     patch: Updateable<CallbacksTable>,
     log: { account: string; attempt: Attempt; at: number; kind: 'delivery' | 'retry'; url: string } | null,
   ): Promise<void> {
-    await this.deps.database.tx(async (w) => {
-      const done = await w.updateTable('callbacks').set(patch).where('task_id', '=', taskId).where('locked_by', '=', this.workerId).executeTakeFirst();
-      if (log && Number(done.numUpdatedRows) > 0) {
-        const subject = { accountId: log.account, taskId, eventId: null, kind: log.kind, url: log.url, webhookId: webhookId(taskId) };
-        await logAttempt(w, subject, log.attempt, log.at);
-      }
+    const { database } = this.deps;
+    const held = { task_id: taskId, locked_by: this.workerId };
+    if (!log) {
+      await database.tx((w) => updateWhere(w, 'callbacks', patch, held), { atomic: false });
+      return;
+    }
+    const subject = { accountId: log.account, taskId, eventId: null, kind: log.kind, url: log.url, webhookId: webhookId(taskId) };
+    await database.tx((w) => updateThenInsert(w, 'callbacks', patch, held, 'webhook_attempts', attemptRow(subject, log.attempt, log.at)), {
+      atomic: database.dialect !== 'postgres',
     });
   }
 }

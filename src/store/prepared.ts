@@ -1,4 +1,4 @@
-import type { Compilable, Insertable, Kysely, QueryResult, Updateable } from 'kysely';
+import { sql, type Compilable, type Insertable, type Kysely, type QueryResult, type Updateable } from 'kysely';
 import { boundedCache } from '../cache.js';
 import { assertWritable, currentTx, readInTx } from './guards.js';
 
@@ -175,5 +175,58 @@ export async function updateWhere<DBT, T extends keyof DBT & string>(
     });
     return q;
   });
+  return Number(res.numAffectedRows ?? 0);
+}
+
+/**
+ * `update table set <set> where <where>` and, only when that changed a row, `insert into <into>
+ * <row>`, on `executor`; returns the number of rows changed. `where` must name at most one row (a
+ * key). On PostgreSQL one statement, a data-modifying CTE (`with changed as (update ... returning 1)
+ * insert ... select ... from changed`): one round trip, atomic without a transaction of its own.
+ * On SQLite (in-process, where a statement costs no round trip) the two statements, in the caller's
+ * transaction. Compiled once per (dialect, shape) like updateWhere.
+ */
+export async function updateThenInsert<DBT, T extends keyof DBT & string, I extends keyof DBT & string>(
+  executor: Kysely<DBT>,
+  table: T,
+  set: Updateable<DBT[T]>,
+  where: Readonly<Record<string, string | number>>,
+  into: I,
+  row: Insertable<DBT[I]>,
+): Promise<number> {
+  if (dialects.get(executor) !== 'postgres') {
+    const changed = await updateWhere(executor, table, set, where);
+    if (changed > 0) await insertRow(executor, into, row);
+    return changed;
+  }
+  const setCols = columnsOf(set);
+  const whereCols = Object.keys(where);
+  const rowCols = columnsOf(row);
+  const values = [
+    ...setCols.map((col) => (set as Record<string, unknown>)[col]),
+    ...whereCols.map((col) => where[col]),
+    ...rowCols.map((col) => (row as Record<string, unknown>)[col]),
+  ];
+  const untyped = executor as unknown as Kysely<Record<string, Record<string, unknown>>>;
+  // `args` are the values themselves, or the placeholders of a compiled shape: set, where, row, in order.
+  const build = (args: readonly unknown[]) =>
+    untyped
+      .with('changed', (db) => {
+        let q = db.updateTable(table as string).set(Object.fromEntries(setCols.map((col, i) => [col, args[i]])));
+        whereCols.forEach((col, i) => {
+          q = q.where(col, '=', args[setCols.length + i]);
+        });
+        return q.returning(sql<number>`1`.as('one'));
+      })
+      .insertInto(into as string)
+      .columns(rowCols)
+      .expression((eb) => eb.selectFrom('changed').select(rowCols.map((col, i) => eb.val(args[setCols.length + whereCols.length + i]).as(col))));
+  if (!values.every(plain)) {
+    assertWritable(executor);
+    // An expression in the patch is SQL text, not a value: built and compiled for this call only.
+    return Number((await build(values).executeTakeFirst()).numInsertedOrUpdatedRows ?? 0);
+  }
+  const shape = `update-insert\u0000${table}\u0000${setCols.join(',')}\u0000${whereCols.join(',')}\u0000${into}\u0000${rowCols.join(',')}`;
+  const res = await runShaped(executor, shape, values, (ph) => build(ph));
   return Number(res.numAffectedRows ?? 0);
 }
