@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import { randomId } from '../ids.js';
-import { WorkLoop, updateThenInsert, updateWhere } from '../store/index.js';
+import { WorkLoop, updateThen, updateWhere } from '../store/index.js';
 import type { NetGuard } from '../net/index.js';
 import type { Database } from '../store/index.js';
 import type { Updateable } from 'kysely';
@@ -91,50 +91,58 @@ export class CallbackWorker {
     return claimed.length + (await this.events.tick());
   }
 
-  /** Takes leases on up to `n` due deliveries, oldest due first, with their tasks and signing secrets (one round trip for the batch). */
+  /**
+   * Takes leases on up to `n` due deliveries, oldest due first, with their tasks and signing secrets:
+   * two statements for the batch (one when nothing is due), in autocommit on PostgreSQL. The lease
+   * is the update's alone; the read that follows needs no transaction with it (a finished task no
+   * longer changes, a task gone reads as null), and a crash between the two leaves a lease that runs out.
+   */
   private async claim(n: number): Promise<Claimed[]> {
     const { database, clock, settings } = this.deps;
     const now = clock.now();
-    return database.tx(async (trx) => {
-      let due = trx
-        .selectFrom('callbacks')
-        .select('task_id')
-        .where('status', '=', 'pending')
-        .where('due_at', '<=', now)
-        .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
-        .orderBy('due_at')
-        .limit(n);
-      if (database.dialect === 'postgres') due = due.forUpdate().skipLocked();
-      const rows = await trx
-        .updateTable('callbacks')
-        .set({ locked_until: now + settings.timeoutMs + 30_000, locked_by: this.workerId })
-        .where('task_id', 'in', due)
-        .returningAll()
-        .execute();
-      if (rows.length === 0) return [];
-      const tasks = await trx
-        .selectFrom('tasks')
-        .innerJoin('accounts', 'accounts.id', 'tasks.account_id')
-        .select(TASK_VIEW_COLUMNS.map((col) => `tasks.${col}` as const))
-        .select(KEY_COLUMNS)
-        .select('tasks.account_id')
-        .where(
-          'tasks.id',
-          'in',
-          rows.map((r) => r.task_id),
-        )
-        .execute();
-      const byId = new Map(tasks.map((t) => [t.id, t]));
-      return rows.map((c) => {
-        const t = byId.get(c.task_id);
-        return {
-          c,
-          task: t ? ({ ...t, seq: Number(t.seq) } as unknown as TaskRow) : null,
-          keys: t ? signingKeys(this.deps.secrets, t, now) : { secret: '', previous: null },
-          accountId: t ? t.account_id : null,
-        };
-      });
-    });
+    return database.tx(
+      async (trx) => {
+        let due = trx
+          .selectFrom('callbacks')
+          .select('task_id')
+          .where('status', '=', 'pending')
+          .where('due_at', '<=', now)
+          .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
+          .orderBy('due_at')
+          .limit(n);
+        if (database.dialect === 'postgres') due = due.forUpdate().skipLocked();
+        const rows = await trx
+          .updateTable('callbacks')
+          .set({ locked_until: now + settings.timeoutMs + 30_000, locked_by: this.workerId })
+          .where('task_id', 'in', due)
+          .returningAll()
+          .execute();
+        if (rows.length === 0) return [];
+        const tasks = await trx
+          .selectFrom('tasks')
+          .innerJoin('accounts', 'accounts.id', 'tasks.account_id')
+          .select(TASK_VIEW_COLUMNS.map((col) => `tasks.${col}` as const))
+          .select(KEY_COLUMNS)
+          .select('tasks.account_id')
+          .where(
+            'tasks.id',
+            'in',
+            rows.map((r) => r.task_id),
+          )
+          .execute();
+        const byId = new Map(tasks.map((t) => [t.id, t]));
+        return rows.map((c) => {
+          const t = byId.get(c.task_id);
+          return {
+            c,
+            task: t ? ({ ...t, seq: Number(t.seq) } as unknown as TaskRow) : null,
+            keys: t ? signingKeys(this.deps.secrets, t, now) : { secret: '', previous: null },
+            accountId: t ? t.account_id : null,
+          };
+        });
+      },
+      { atomic: false },
+    );
   }
 
   /** One attempt of one claimed delivery, then its outcome written back (only while this worker holds the lease). */
@@ -174,7 +182,7 @@ export class CallbackWorker {
   /**
    * Writes one outcome and its line of the delivery log, only while this worker still holds the
    * lease (compare-and-set on `locked_by`): the log line only with the outcome. On PostgreSQL one
-   * statement in autocommit (updateThenInsert), one round trip; on SQLite two in one transaction.
+   * statement in autocommit (updateThen), one round trip; on SQLite two in one transaction.
    */
   private async write(
     taskId: string,
@@ -188,7 +196,8 @@ export class CallbackWorker {
       return;
     }
     const subject = { accountId: log.account, taskId, eventId: null, kind: log.kind, url: log.url, webhookId: webhookId(taskId) };
-    await database.tx((w) => updateThenInsert(w, 'callbacks', patch, held, 'webhook_attempts', attemptRow(subject, log.attempt, log.at)), {
+    const line = attemptRow(subject, log.attempt, log.at);
+    await database.tx((w) => updateThen(w, 'callbacks', patch, held, [{ insert: 'webhook_attempts', rows: [line] }]), {
       atomic: database.dialect !== 'postgres',
     });
   }
