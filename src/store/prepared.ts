@@ -193,7 +193,9 @@ export type Then<DBT> =
  * then0 as (insert ... select ... from changed), then1 as (update ... where exists (select from
  * changed)) select from changed`): one round trip, atomic without a transaction of its own. On
  * SQLite (in-process, where a statement costs no round trip) the statements one by one, in the
- * caller's transaction. Compiled once per (dialect, shape) like updateWhere.
+ * caller's transaction. Compiled once per (dialect, shape) like updateWhere. The writes of `then`
+ * must not change the row the update changes: in one PostgreSQL statement every part sees the
+ * snapshot from before it, and a row changed twice keeps one change.
  */
 export async function updateThen<DBT, T extends keyof DBT & string>(
   executor: Kysely<DBT>,
