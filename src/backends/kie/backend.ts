@@ -38,6 +38,7 @@ const SUNO_FAILED = new Set(['CREATE_TASK_FAILED', 'GENERATE_AUDIO_FAILED', 'SEN
 export class KieBackend implements Backend {
   readonly name: string;
   readonly idempotentSubmit = false;
+  readonly notices = true;
   readonly account;
   private readonly headers: Record<string, string>;
   private readonly uploads = boundedCache<string, Map<string, string>>(1000);

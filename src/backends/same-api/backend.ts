@@ -35,6 +35,7 @@ const FILE_MIME = { image: 'image/png', video: 'video/mp4', music: 'audio/mpeg' 
 export class SameApiBackend implements Backend {
   readonly name: string;
   readonly idempotentSubmit = true;
+  readonly notices = true;
   private readonly headers: Record<string, string>;
   private readonly uploads = boundedCache<string, Map<string, string>>(REMEMBERED_TASKS);
 
