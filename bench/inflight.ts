@@ -388,7 +388,9 @@ export function printInflight(runs: InflightRun[]): void {
         `  completion to client callback: with the upstream's notice p50 ${r.webhook.p50Ms} ms, p99 ${r.webhook.p99Ms} ms (n ${r.webhook.n}, goal p99 ≤ ${GOAL_P99_MS})`,
         mark(r.webhook.n > 0 && r.webhook.p99Ms <= GOAL_P99_MS),
       );
-      console.log(`  notices lost on the way, caught by the safety-net polls: p50 ${r.polling.p50Ms} ms, p99 ${r.polling.p99Ms} ms (n ${r.polling.n}; information)`);
+      console.log(
+        `  notices lost on the way, caught by the safety-net polls: p50 ${r.polling.p50Ms} ms, p99 ${r.polling.p99Ms} ms (n ${r.polling.n}; information)`,
+      );
     } else {
       console.log(`  completion to client callback by polling: p50 ${r.polling.p50Ms} ms, p99 ${r.polling.p99Ms} ms (n ${r.polling.n}; information)`);
     }
