@@ -42,9 +42,12 @@ describe.each(dialects())('safety-net polls of routes that send notices on %s', 
     const token = /notify\/([A-Za-z0-9_-]+)$/.exec(fake.creates.find((c) => c.key === `gengate-${id}`)!.body.callBackUrl)![1]!;
     fake.state.taskState = 'success';
     const noticed = Date.now();
+    const before = fake.state.recordInfos;
     expect((await notifyTo(s, token)).status).toBe(200);
     expect((await settle(s, a.key, id, 5_000)).state).toBe('success');
     expect(Date.now() - noticed).toBeLessThan(1_000);
+    // One status read: the results come from the record the poll found finished (DoneRecords).
+    expect(fake.state.recordInfos - before).toBe(1);
   });
 
   it('a notice that never comes is made up for by the fallback poll', async () => {
