@@ -9,7 +9,7 @@ import type { Catalog } from './catalog/index.js';
 import { DiskBlobStore, Files, loadS3BlobStore, UploadFacts, Uploads, type BlobStore, type MediaFactsResolver } from './files/index.js';
 import { LocalBackend, loadUpstreams, type Backend } from './backends/index.js';
 import { Engine, RouteHealth, connectWakeups, registerEngineMetrics, registerHeldGauge, taskDue, type Wakeups } from './engine/index.js';
-import { Tasks } from './tasks/index.js';
+import { Tasks, TaskSignals } from './tasks/index.js';
 import { Metrics } from './metrics/index.js';
 import { NetGuard } from './net/index.js';
 import { configureMedia, setBinary } from './media/index.js';
@@ -113,9 +113,11 @@ async function assemble(core: Core, opened: Opened, opts: BuildOptions): Promise
   const guard = opened.add(new NetGuard({ allowPrivate: config.ALLOW_PRIVATE_NETWORK }), (g) => g.close());
   // Its classifier's worker threads start with the first photo (decision 0305); closing stops them.
   const moderation = opened.add(await step('content check', () => buildContentCheck(config, guard, files, limits)), (m) => m.close());
+  // The one set of in-process task signals: Tasks, the engine, wake-ups and callbacks share it.
+  const signals = new TaskSignals();
   // A route that hears of a job's end on its own (a ComfyUI websocket) makes its task due at once, as
-  // an upstream notice does. `tasks` is built below; no job is followed before the engine runs.
-  const due = (taskId: string) => void taskDue({ database, clock, signals: tasks.signals }, taskId).catch(() => {});
+  // an upstream notice does.
+  const due = (taskId: string) => void taskDue({ database, clock, signals }, taskId).catch(() => {});
   const routeBackends =
     opts.upstreams === false
       ? new Map<string, Backend>()
@@ -142,6 +144,7 @@ async function assemble(core: Core, opened: Opened, opts: BuildOptions): Promise
     facts,
     files,
     config,
+    signals,
     { checkUrl: callbackUrlCheck(guard), moderate: moderation.check },
     { backendOf, callTimeoutMs: config.BACKEND_CALL_TIMEOUT_MS },
   );
@@ -154,7 +157,7 @@ async function assemble(core: Core, opened: Opened, opts: BuildOptions): Promise
     catalog,
     clock,
     files,
-    signals: tasks.signals,
+    signals,
     backends,
     health: routeHealth,
     ...engineCounters,
@@ -172,9 +175,7 @@ async function assemble(core: Core, opened: Opened, opts: BuildOptions): Promise
     },
   });
   registerHeldGauge(metrics.registry, () => engine.held);
-  const wakeups = opened.add(await step('wake-ups', () => connectWakeups(tasks.signals, { redis, databaseUrl: config.DATABASE_URL, database })), (w) =>
-    w.close(),
-  );
+  const wakeups = opened.add(await step('wake-ups', () => connectWakeups(signals, { redis, databaseUrl: config.DATABASE_URL, database })), (w) => w.close());
   const deliveryDeps = {
     database,
     clock,
@@ -190,7 +191,7 @@ async function assemble(core: Core, opened: Opened, opts: BuildOptions): Promise
   };
   const callbacks = new CallbackWorker({
     ...deliveryDeps,
-    signals: tasks.signals,
+    signals,
     count: (outcome) => metrics.callbackDeliveries.inc({ outcome }),
     mailer: config.SMTP_URL ? new Mailer(config.SMTP_URL, config.MAIL_FROM) : null,
   });

@@ -6,6 +6,7 @@ import type { SecretBox } from '../secrets/index.js';
 import { WorkLoop, type AccountEventsTable, type Database } from '../store/index.js';
 import type { EngineLog } from '../engine/index.js';
 import { attemptDelivery, type Attempt } from './deliver.js';
+import { claimDue, settle } from './lease.js';
 import { KEY_COLUMNS, logAttempt, signingKeys } from './log.js';
 import type { SigningKeys } from './signing.js';
 
@@ -70,21 +71,7 @@ export class EventWorker {
     const { database, clock, settings } = this.deps;
     const now = clock.now();
     return database.tx(async (trx) => {
-      let due = trx
-        .selectFrom('account_events')
-        .select('id')
-        .where('status', '=', 'pending')
-        .where('due_at', '<=', now)
-        .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
-        .orderBy('due_at')
-        .limit(n);
-      if (database.dialect === 'postgres') due = due.forUpdate().skipLocked();
-      const rows = await trx
-        .updateTable('account_events')
-        .set({ locked_until: now + settings.timeoutMs + 30_000, locked_by: this.workerId })
-        .where('id', 'in', due)
-        .returningAll()
-        .execute();
+      const rows = await claimDue(trx, 'account_events', n, { dialect: database.dialect, workerId: this.workerId, timeoutMs: settings.timeoutMs, now });
       if (rows.length === 0) return [];
       const accounts = await trx
         .selectFrom('accounts')
@@ -108,27 +95,11 @@ export class EventWorker {
       const delivery = { url: e.url!, keys, webhookId: eventWebhookId(e.id), subject: e.id, body: e.body, at: new Date(started) };
       attempt = await attemptDelivery(guard, delivery, settings.timeoutMs);
     } else attempt = await this.mail(e);
-    const now = clock.now();
-    const attempts = Number(e.attempts) + 1;
-    const retryIn = e.channel === 'email' && !this.deps.mailer ? undefined : settings.retryDelaysMs[attempts - 1];
-    const outcome = attempt.ok ? 'delivered' : retryIn === undefined ? 'failed' : 'retry';
+    // An email without SMTP_URL is given up at once: a retry could not go otherwise.
+    const retries = e.channel === 'webhook' || Boolean(this.deps.mailer);
+    const { outcome, attempts, patch } = settle(e, attempt, clock.now(), settings.retryDelaysMs, retries);
     await this.deps.database.tx(async (w) => {
-      const done = await w
-        .updateTable('account_events')
-        .set({
-          status: outcome === 'retry' ? 'pending' : outcome,
-          attempts,
-          last_attempt_at: now,
-          last_status_code: attempt.statusCode,
-          last_error: attempt.error,
-          delivered_at: attempt.ok ? now : null,
-          due_at: outcome === 'retry' ? now + retryIn! : e.due_at,
-          locked_until: null,
-          locked_by: null,
-        })
-        .where('id', '=', e.id)
-        .where('locked_by', '=', this.workerId)
-        .executeTakeFirst();
+      const done = await w.updateTable('account_events').set(patch).where('id', '=', e.id).where('locked_by', '=', this.workerId).executeTakeFirst();
       if (e.channel === 'webhook' && Number(done.numUpdatedRows) > 0) {
         const subject = { accountId: e.account_id, taskId: null, eventId: e.id, kind: 'event' as const, url: e.url!, webhookId: eventWebhookId(e.id) };
         await logAttempt(w, subject, attempt, started);

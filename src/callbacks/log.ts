@@ -1,5 +1,5 @@
-import type { Kysely } from 'kysely';
-import type { AttemptKind, DB } from '../store/index.js';
+import type { Insertable, Kysely } from 'kysely';
+import type { AttemptKind, DB, WebhookAttemptsTable } from '../store/index.js';
 import type { SecretBox as Box } from '../secrets/index.js';
 import { randomId } from '../ids.js';
 import type { Attempt } from './deliver.js';
@@ -28,27 +28,29 @@ export interface AttemptSubject {
   webhookId: string;
 }
 
+/** The delivery log's row of one attempt, with a new id. */
+export function attemptRow(s: AttemptSubject, a: Attempt, at: number): Insertable<WebhookAttemptsTable> & { id: string } {
+  return {
+    id: randomId('att_', 12),
+    account_id: s.accountId,
+    task_id: s.taskId,
+    event_id: s.eventId,
+    kind: s.kind,
+    url: s.url,
+    webhook_id: s.webhookId,
+    at,
+    ok: a.ok ? 1 : 0,
+    status_code: a.statusCode,
+    error: a.error,
+    duration_ms: a.durationMs,
+  };
+}
+
 /** Writes one attempt to the delivery log, in the caller's transaction; returns its id. */
 export async function logAttempt(trx: Kysely<DB>, s: AttemptSubject, a: Attempt, at: number): Promise<string> {
-  const id = randomId('att_', 12);
-  await trx
-    .insertInto('webhook_attempts')
-    .values({
-      id,
-      account_id: s.accountId,
-      task_id: s.taskId,
-      event_id: s.eventId,
-      kind: s.kind,
-      url: s.url,
-      webhook_id: s.webhookId,
-      at,
-      ok: a.ok ? 1 : 0,
-      status_code: a.statusCode,
-      error: a.error,
-      duration_ms: a.durationMs,
-    })
-    .execute();
-  return id;
+  const row = attemptRow(s, a, at);
+  await trx.insertInto('webhook_attempts').values(row).execute();
+  return row.id;
 }
 
 /** One attempt as the API shows it. */

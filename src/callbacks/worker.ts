@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import { randomId } from '../ids.js';
-import { WorkLoop } from '../store/index.js';
+import { WorkLoop, updateThen, updateWhere } from '../store/index.js';
 import type { NetGuard } from '../net/index.js';
 import type { Database } from '../store/index.js';
 import type { Updateable } from 'kysely';
@@ -11,7 +11,8 @@ import { TASK_VIEW_COLUMNS, type TaskRow, type TaskSignals, type ViewOptions } f
 import type { Mailer } from '../members/index.js';
 import { attemptDelivery, callbackBody, webhookId, type Attempt } from './deliver.js';
 import { EventWorker } from './events.js';
-import { KEY_COLUMNS, logAttempt, signingKeys } from './log.js';
+import { claimDue, settle } from './lease.js';
+import { KEY_COLUMNS, attemptRow, signingKeys } from './log.js';
 import type { SigningKeys } from './signing.js';
 
 /** Settings of the delivery worker. */
@@ -91,50 +92,44 @@ export class CallbackWorker {
     return claimed.length + (await this.events.tick());
   }
 
-  /** Takes leases on up to `n` due deliveries, oldest due first, with their tasks and signing secrets (one round trip for the batch). */
+  /**
+   * Takes leases on up to `n` due deliveries, oldest due first, with their tasks and signing secrets:
+   * two statements for the batch (one when nothing is due), in autocommit on PostgreSQL. The lease
+   * is the update's alone; the read that follows needs no transaction with it (a finished task no
+   * longer changes, a task gone reads as null), and a crash between the two leaves a lease that runs out.
+   */
   private async claim(n: number): Promise<Claimed[]> {
     const { database, clock, settings } = this.deps;
     const now = clock.now();
-    return database.tx(async (trx) => {
-      let due = trx
-        .selectFrom('callbacks')
-        .select('task_id')
-        .where('status', '=', 'pending')
-        .where('due_at', '<=', now)
-        .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
-        .orderBy('due_at')
-        .limit(n);
-      if (database.dialect === 'postgres') due = due.forUpdate().skipLocked();
-      const rows = await trx
-        .updateTable('callbacks')
-        .set({ locked_until: now + settings.timeoutMs + 30_000, locked_by: this.workerId })
-        .where('task_id', 'in', due)
-        .returningAll()
-        .execute();
-      if (rows.length === 0) return [];
-      const tasks = await trx
-        .selectFrom('tasks')
-        .innerJoin('accounts', 'accounts.id', 'tasks.account_id')
-        .select(TASK_VIEW_COLUMNS.map((col) => `tasks.${col}` as const))
-        .select(KEY_COLUMNS)
-        .select('tasks.account_id')
-        .where(
-          'tasks.id',
-          'in',
-          rows.map((r) => r.task_id),
-        )
-        .execute();
-      const byId = new Map(tasks.map((t) => [t.id, t]));
-      return rows.map((c) => {
-        const t = byId.get(c.task_id);
-        return {
-          c,
-          task: t ? ({ ...t, seq: Number(t.seq) } as unknown as TaskRow) : null,
-          keys: t ? signingKeys(this.deps.secrets, t, now) : { secret: '', previous: null },
-          accountId: t ? t.account_id : null,
-        };
-      });
-    });
+    return database.tx(
+      async (trx) => {
+        const rows = await claimDue(trx, 'callbacks', n, { dialect: database.dialect, workerId: this.workerId, timeoutMs: settings.timeoutMs, now });
+        if (rows.length === 0) return [];
+        const tasks = await trx
+          .selectFrom('tasks')
+          .innerJoin('accounts', 'accounts.id', 'tasks.account_id')
+          .select(TASK_VIEW_COLUMNS.map((col) => `tasks.${col}` as const))
+          .select(KEY_COLUMNS)
+          .select('tasks.account_id')
+          .where(
+            'tasks.id',
+            'in',
+            rows.map((r) => r.task_id),
+          )
+          .execute();
+        const byId = new Map(tasks.map((t) => [t.id, t]));
+        return rows.map((c) => {
+          const t = byId.get(c.task_id);
+          return {
+            c,
+            task: t ? ({ ...t, seq: Number(t.seq) } as unknown as TaskRow) : null,
+            keys: t ? signingKeys(this.deps.secrets, t, now) : { secret: '', previous: null },
+            accountId: t ? t.account_id : null,
+          };
+        });
+      },
+      { atomic: false },
+    );
   }
 
   /** One attempt of one claimed delivery, then its outcome written back (only while this worker holds the lease). */
@@ -148,41 +143,37 @@ export class CallbackWorker {
       const delivery = { url: c.url, keys, webhookId: webhookId(c.task_id), subject: c.task_id, body, at: new Date(started) };
       attempt = await attemptDelivery(guard, delivery, settings.timeoutMs);
     }
-    const now = clock.now();
-    const attempts = Number(c.attempts) + 1;
-    const retryIn = task ? settings.retryDelaysMs[attempts - 1] : undefined;
-    const outcome = attempt.ok ? 'delivered' : retryIn === undefined ? 'failed' : 'retry';
+    // A task gone is given up at once: there is nothing to deliver.
+    const { outcome, attempts, patch } = settle(c, attempt, clock.now(), settings.retryDelaysMs, task !== null);
     await this.write(
       c.task_id,
-      {
-        status: outcome === 'retry' ? 'pending' : outcome,
-        attempts,
-        last_attempt_at: now,
-        last_status_code: attempt.statusCode,
-        last_error: attempt.error,
-        delivered_at: attempt.ok ? now : null,
-        due_at: outcome === 'retry' ? now + retryIn! : c.due_at,
-        locked_until: null,
-        locked_by: null,
-      },
+      patch,
       accountId ? { account: accountId, attempt, at: started, kind: attempts === 1 ? 'delivery' : 'retry', url: c.url } : null,
     );
     this.deps.count?.(outcome);
     if (outcome === 'failed') this.work.log.warn({ taskId: c.task_id, attempts, error: attempt.error }, 'callbacks: delivery given up');
   }
 
-  /** Writes one outcome and its line of the delivery log, only while this worker still holds the lease. */
+  /**
+   * Writes one outcome and its line of the delivery log, only while this worker still holds the
+   * lease (compare-and-set on `locked_by`): the log line only with the outcome. On PostgreSQL one
+   * statement in autocommit (updateThen), one round trip; on SQLite two in one transaction.
+   */
   private async write(
     taskId: string,
     patch: Updateable<CallbacksTable>,
     log: { account: string; attempt: Attempt; at: number; kind: 'delivery' | 'retry'; url: string } | null,
   ): Promise<void> {
-    await this.deps.database.tx(async (w) => {
-      const done = await w.updateTable('callbacks').set(patch).where('task_id', '=', taskId).where('locked_by', '=', this.workerId).executeTakeFirst();
-      if (log && Number(done.numUpdatedRows) > 0) {
-        const subject = { accountId: log.account, taskId, eventId: null, kind: log.kind, url: log.url, webhookId: webhookId(taskId) };
-        await logAttempt(w, subject, log.attempt, log.at);
-      }
+    const { database } = this.deps;
+    const held = { task_id: taskId, locked_by: this.workerId };
+    if (!log) {
+      await database.tx((w) => updateWhere(w, 'callbacks', patch, held), { atomic: false });
+      return;
+    }
+    const subject = { accountId: log.account, taskId, eventId: null, kind: log.kind, url: log.url, webhookId: webhookId(taskId) };
+    const line = attemptRow(subject, log.attempt, log.at);
+    await database.tx((w) => updateThen(w, 'callbacks', patch, held, [{ insert: 'webhook_attempts', rows: [line] }]), {
+      atomic: database.dialect !== 'postgres',
     });
   }
 }

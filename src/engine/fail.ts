@@ -1,10 +1,8 @@
 import type { FailKind } from '../backends/index.js';
-import { callbackDue, failureCode, finishedSignals as announceFinished } from '../tasks/index.js';
+import { callbackDueThen, failureCode, finishedSignals as announceFinished } from '../tasks/index.js';
 import { jobOf, withTimeout, type EngineDeps, type TaskWork } from './deps.js';
 import { moveHeld } from './lease.js';
 import { shownMessage } from './shown.js';
-
-export { callbackDue };
 
 /**
  * Fails a task exactly once: compare-and-set to `fail` with the failure fields, the full refund
@@ -25,10 +23,10 @@ export async function failTask(deps: EngineDeps, task: TaskWork, kind: FailKind,
       now,
       { fail_code: code, fail_type: type, fail_msg: shown, completed_at: now, refunded: 1 },
       `${code} ${type}: ${message}`,
+      callbackDueThen(task, now),
     );
     if (!ok) return false;
     await deps.ledger.refund(trx, task.id, 'refund', `task ${task.id} failed (${code})`);
-    await callbackDue(trx, task, now);
     return true;
   });
   if (moved) {

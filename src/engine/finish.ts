@@ -5,10 +5,10 @@ import { BackendFailure, type BackendJob, type BackendOutput, type OutputFile } 
 import { settleAutoLength } from '../pricing/index.js';
 import { lastFrame, probe, sniffFile } from '../media/index.js';
 import type { StoredFile } from '../files/index.js';
-import { FILE_RETENTION_MS } from '../tasks/index.js';
+import { FILE_RETENTION_MS, callbackDueThen } from '../tasks/index.js';
 import type { StoredResult } from '../tasks/index.js';
 import type { EngineDeps, TaskWork } from './deps.js';
-import { callbackDue, failTask, finishedSignals } from './fail.js';
+import { failTask, finishedSignals } from './fail.js';
 import { moveHeld } from './lease.js';
 
 const KIND_OF_MODEL = { image: 'image', video: 'video', music: 'audio' } as const;
@@ -56,7 +56,8 @@ function names(job: BackendJob, files: Checked[]): string[] {
 /**
  * Turns a done job into a successful task: checks the files, re-hosts them in the blob store,
  * extracts a last frame if one was asked for and not given (DECISIONS §7), settles an automatic
- * length, and commits the success, the file rows, the partial refund and the callback row together.
+ * length, and commits the success, the file rows, the partial refund and the callback row together
+ * (on PostgreSQL without a partial refund: in one statement, one round trip).
  */
 export async function finishTask(deps: EngineDeps, task: TaskWork, job: BackendJob, out: BackendOutput): Promise<boolean> {
   const { files, frame: given } = await checkOutput(job, out);
@@ -113,42 +114,46 @@ async function commit(
     finalMicros = settleAutoLength(deps.catalog, task.model, job.input, job.media, duration).priceMicros;
   }
   const expiresAt = now + FILE_RETENTION_MS;
-  const moved = await deps.database.tx(async (trx) => {
-    const ok = await moveHeld(
-      trx,
-      task,
-      'success',
-      now,
-      {
-        progress: 100,
-        result: JSON.stringify(result),
-        real_seconds: duration ?? null,
-        completed_at: now,
-        files_expire_at: expiresAt,
-        final_micros: finalMicros,
-        last_error: null,
-      },
-      `${all.length} file(s)`,
-    );
-    if (!ok) return false;
-    const unused = Number(task.price_micros) - finalMicros;
-    if (unused > 0) await deps.ledger.refund(trx, task.id, 'partial_refund', `task ${task.id}: unused video seconds (real length ${duration} s)`, unused);
-    await deps.files.record(
-      trx,
-      all.map((f) => ({
-        ...f,
-        account_id: task.account_id,
-        task_id: task.id,
-        purpose: 'result' as const,
-        kind: f === frame ? ('image' as const) : KIND_OF_MODEL[job.kind],
-        format: null,
-        seconds: null,
-        expires_at: expiresAt,
-      })),
-    );
-    await callbackDue(trx, task, now);
-    return true;
-  });
+  const unused = Number(task.price_micros) - finalMicros;
+  const rows = deps.files.rows(
+    all.map((f) => ({
+      ...f,
+      account_id: task.account_id,
+      task_id: task.id,
+      purpose: 'result' as const,
+      kind: f === frame ? ('image' as const) : KIND_OF_MODEL[job.kind],
+      format: null,
+      seconds: null,
+      expires_at: expiresAt,
+    })),
+  );
+  // The move, its event, the file rows and the callback row: one statement on PostgreSQL (moveHeld's
+  // `then`), atomic without a transaction unless a partial refund follows it.
+  const moved = await deps.database.tx(
+    async (trx) => {
+      const ok = await moveHeld(
+        trx,
+        task,
+        'success',
+        now,
+        {
+          progress: 100,
+          result: JSON.stringify(result),
+          real_seconds: duration ?? null,
+          completed_at: now,
+          files_expire_at: expiresAt,
+          final_micros: finalMicros,
+          last_error: null,
+        },
+        `${all.length} file(s)`,
+        [{ insert: 'files', rows }, ...callbackDueThen(task, now)],
+      );
+      if (!ok) return false;
+      if (unused > 0) await deps.ledger.refund(trx, task.id, 'partial_refund', `task ${task.id}: unused video seconds (real length ${duration} s)`, unused);
+      return true;
+    },
+    { atomic: unused > 0 || deps.database.dialect !== 'postgres' },
+  );
   if (moved) finishedSignals(deps, task);
   return moved;
 }

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type RawBuilder, type Updateable } from 'kysely';
 import { dialectOf, prepared, updateWhere } from '../store/index.js';
-import type { DB, TasksTable } from '../store/index.js';
+import type { DB, TasksTable, Then } from '../store/index.js';
 import { moveTask, type TaskState } from '../tasks/index.js';
 import type { EngineDeps, TaskWork } from './deps.js';
 
@@ -82,9 +82,18 @@ export async function release(deps: EngineDeps, task: TaskWork, afterMs: number,
 
 /**
  * Moves a held task from the state it was claimed in to `to` inside the caller's transaction,
- * compare-and-set on the state and the claim's token, and gives the lease back. False when the
- * task moved on or another claim holds it.
+ * compare-and-set on the state and the claim's token, and gives the lease back; only when it moved,
+ * the writes of `then` follow in the same statement on PostgreSQL (moveTask). False when the task
+ * moved on or another claim holds it.
  */
-export function moveHeld(trx: Kysely<DB>, task: TaskWork, to: TaskState, now: number, patch: Updateable<TasksTable>, detail?: string): Promise<boolean> {
-  return moveTask(trx, task.id, task.state, to, now, { ...patch, locked_until: null, locked_by: null }, detail, task.lease);
+export function moveHeld(
+  trx: Kysely<DB>,
+  task: TaskWork,
+  to: TaskState,
+  now: number,
+  patch: Updateable<TasksTable>,
+  detail?: string,
+  then: readonly Then<DB>[] = [],
+): Promise<boolean> {
+  return moveTask(trx, task.id, task.state, to, now, { ...patch, locked_until: null, locked_by: null }, detail, task.lease, then);
 }

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
-import type { Database } from '../store/index.js';
+import type { Kysely } from 'kysely';
+import { prepared, type Database, type DB } from '../store/index.js';
 import { ACTIVE_STATES, type TaskSignals } from '../tasks/index.js';
 
 /** What making a task due needs. */
@@ -13,15 +14,26 @@ export interface NoticeDeps {
  * An upstream's completion notice for the task whose `upstream_token` is `token` (issue 8): an
  * active task becomes due now and the engines are told (taskDue). Nothing else changes: the
  * engine's usual step asks the upstream, so a forged or repeated notice is harmless. False when no
- * task has this token.
+ * task has this token. One statement when the task is active (the usual notice); a second, a read,
+ * only when it is not, to tell a finished task (true) from an unknown token (false).
  */
 export async function upstreamNotice(deps: NoticeDeps, token: string): Promise<boolean> {
-  const { db } = deps.database;
-  const task = await db.selectFrom('tasks').select(['id', 'state']).where('upstream_token', '=', token).executeTakeFirst();
-  if (!task) return false;
-  if (ACTIVE_STATES.includes(task.state)) await taskDue(deps, task.id);
-  return true;
+  const now = deps.clock.now();
+  const made = await deps.database.tx((w) => dueByToken(w, now, token), { atomic: false });
+  for (const { id } of made.rows) deps.signals.emit('due', id);
+  if (made.rows.length > 0) return true;
+  const known = await deps.database.db.selectFrom('tasks').select('id').where('upstream_token', '=', token).executeTakeFirst();
+  return known !== undefined;
 }
+
+const dueByToken = prepared(2, (db: Kysely<DB>, now: string, token: string) =>
+  db
+    .updateTable('tasks')
+    .set({ run_at: now as unknown as number })
+    .where('upstream_token', '=', token)
+    .where('state', 'in', ACTIVE_STATES)
+    .returning('id'),
+);
 
 /**
  * Makes an active task due now and tells the engines (`due`, carried to other processes by the

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { Database } from '../store/index.js';
 import type { DB, FilesTable } from '../store/index.js';
@@ -14,6 +14,9 @@ export interface StoredFile {
   bytes: number;
   blobKey: string;
 }
+
+/** A saved file with what its row records: whose it is and until when. */
+export type Recorded = StoredFile & Pick<FilesTable, 'account_id' | 'task_id' | 'purpose' | 'kind' | 'format' | 'seconds' | 'expires_at'>;
 
 /** What GET /files/<id>/<name> needs to answer. */
 export interface OpenFile {
@@ -67,33 +70,30 @@ export class Files {
   }
 
   /** Inserts the rows of saved files inside the caller's transaction. */
-  async record(
-    trx: Kysely<DB>,
-    rows: Array<StoredFile & Pick<FilesTable, 'account_id' | 'task_id' | 'purpose' | 'kind' | 'format' | 'seconds' | 'expires_at'>>,
-  ): Promise<void> {
-    if (rows.length === 0) return;
+  async record(trx: Kysely<DB>, files: Recorded[]): Promise<void> {
+    if (files.length === 0) return;
+    await trx.insertInto('files').values(this.rows(files)).execute();
+  }
+
+  /** The `files` rows of saved files, for a caller that inserts them with its own statement (a task's finish: moveTask's `then`). */
+  rows(files: readonly Recorded[]): Insertable<FilesTable>[] {
     const now = this.clock.now();
-    await trx
-      .insertInto('files')
-      .values(
-        rows.map((r) => ({
-          id: r.id,
-          account_id: r.account_id,
-          task_id: r.task_id,
-          purpose: r.purpose,
-          name: r.name,
-          mime: r.mime,
-          bytes: r.bytes,
-          blob_key: r.blobKey,
-          kind: r.kind,
-          format: r.format,
-          seconds: r.seconds,
-          created_at: now,
-          expires_at: r.expires_at,
-          deleted_at: null,
-        })),
-      )
-      .execute();
+    return files.map((r) => ({
+      id: r.id,
+      account_id: r.account_id,
+      task_id: r.task_id,
+      purpose: r.purpose,
+      name: r.name,
+      mime: r.mime,
+      bytes: r.bytes,
+      blob_key: r.blobKey,
+      kind: r.kind,
+      format: r.format,
+      seconds: r.seconds,
+      created_at: now,
+      expires_at: r.expires_at,
+      deleted_at: null,
+    }));
   }
 
   /** The public link of a stored file. */

@@ -1,7 +1,7 @@
 /** Stored files: the blob store, file rows and links, and the media facts of uploaded links. */
 export { DiskBlobStore, type BlobStore, type SignedLinkOptions } from './blobs.js';
 // The S3 store (src/files/s3.ts) is imported on demand: the AWS SDK costs ~150 ms to load.
-export { Files, linkName, type StoredFile, type OpenFile, type OwnedRefusal, type TokenSealer } from './files.js';
+export { Files, linkName, type Recorded, type StoredFile, type OpenFile, type OwnedRefusal, type TokenSealer } from './files.js';
 export { UploadFacts, type MediaFactsResolver } from './facts.js';
 export {
   Uploads,

@@ -4,7 +4,7 @@ export { openDatabase, type Database, type Dialect, type OpenOptions, type TxOpt
 export { migrate, DatabaseTooNew } from './migrate.js';
 export { MIGRATIONS, type Migration } from './migrations/index.js';
 export { StoreMisuse } from './guards.js';
-export { precompile, prepared, insertRow, updateWhere, dialectOf } from './prepared.js';
+export { precompile, prepared, insertRow, updateWhere, updateThen, dialectOf, type Then } from './prepared.js';
 export { readByKey } from './batched.js';
 export { WorkLoop, type WorkLog, type WorkLoopSpec } from './work-loop.js';
 export type * from './schema.js';

@@ -1,4 +1,4 @@
-import type { Compilable, Insertable, Kysely, QueryResult, Updateable } from 'kysely';
+import { sql, type Compilable, type Insertable, type Kysely, type QueryResult, type Updateable } from 'kysely';
 import { boundedCache } from '../cache.js';
 import { assertWritable, currentTx, readInTx } from './guards.js';
 
@@ -176,4 +176,119 @@ export async function updateWhere<DBT, T extends keyof DBT & string>(
     return q;
   });
   return Number(res.numAffectedRows ?? 0);
+}
+
+/**
+ * A write that follows a change only when the change matched (updateThen): rows to insert, or an
+ * update of another table whose `where` names columns and values (null: `is null`).
+ */
+export type Then<DBT> =
+  | { insert: keyof DBT & string; rows: readonly object[] }
+  | { update: keyof DBT & string; set: object; where: Readonly<Record<string, string | number | null>> };
+
+/**
+ * `update table set <set> where <where>` and, only when that changed a row, the writes of `then`
+ * in order, on `executor`; returns the number of rows changed. `where` must name at most one row (a
+ * key). On PostgreSQL one statement, data-modifying CTEs (`with changed as (update ... returning 1),
+ * then0 as (insert ... select ... from changed), then1 as (update ... where exists (select from
+ * changed)) select from changed`): one round trip, atomic without a transaction of its own. On
+ * SQLite (in-process, where a statement costs no round trip) the statements one by one, in the
+ * caller's transaction. Compiled once per (dialect, shape) like updateWhere. The writes of `then`
+ * must not change the row the update changes: in one PostgreSQL statement every part sees the
+ * snapshot from before it, and a row changed twice keeps one change.
+ */
+export async function updateThen<DBT, T extends keyof DBT & string>(
+  executor: Kysely<DBT>,
+  table: T,
+  set: Updateable<DBT[T]>,
+  where: Readonly<Record<string, string | number>>,
+  then: readonly Then<DBT>[],
+): Promise<number> {
+  if (dialects.get(executor) !== 'postgres') {
+    const changed = await updateWhere(executor, table, set, where);
+    if (changed === 0) return 0;
+    for (const t of then) {
+      if ('insert' in t) for (const row of t.rows) await insertRow(executor, t.insert, row as Insertable<DBT[typeof t.insert]>);
+      else {
+        const values = valuesOf(t as Write);
+        if (values.every(plain))
+          await runShaped(executor, `update-then\u0000${shapeOf(t as Write)}`, values, (ph) => updateOf(executor, t as UpdateWrite, ph, 0));
+        else {
+          assertWritable(executor);
+          await updateOf(executor, t as UpdateWrite, values, 0).execute();
+        }
+      }
+    }
+    return changed;
+  }
+  const head: UpdateWrite = { update: table, set, where };
+  // One insert per row: each selects its values from `changed`, so PostgreSQL types them by their columns.
+  const writes: Write[] = [head];
+  for (const t of then as readonly Write[]) {
+    if ('insert' in t) for (const row of t.rows) writes.push({ insert: t.insert, rows: [row] });
+    else writes.push(t);
+  }
+  const values = writes.flatMap(valuesOf);
+  const untyped = executor as unknown as Kysely<Record<string, Record<string, unknown>>>;
+  // `args` are the values themselves, or the placeholders of a compiled shape, in the order of `values`.
+  const build = (args: readonly unknown[]) => {
+    let at = valuesOf(head).length;
+    let q = untyped.with('changed', () => updateOf(executor, head, args, 0).returning(sql<number>`1`.as('one')));
+    writes.slice(1).forEach((t, k) => {
+      const from = at;
+      at += valuesOf(t).length;
+      q = q.with(`then${k}`, (db) => {
+        if ('update' in t) return updateOf(executor, t, args, from).where(sql<boolean>`exists (select from changed)`);
+        const cols = columnsOf(t.rows[0]!);
+        return db
+          .insertInto(t.insert)
+          .columns(cols)
+          .expression((eb) => eb.selectFrom('changed').select(cols.map((col, i) => eb.val(args[from + i]).as(col))));
+      }) as unknown as typeof q;
+    });
+    return q.selectFrom('changed').select('one');
+  };
+  if (!values.every(plain)) {
+    assertWritable(executor);
+    // An expression in the patch is SQL text, not a value: built and compiled for this call only.
+    return (await build(values).execute()).length;
+  }
+  const res = await runShaped(executor, `update-then\u0000${writes.map(shapeOf).join('\u0000')}`, values, (ph) => build(ph));
+  return res.rows.length;
+}
+
+/** One write of updateThen, untyped. */
+type UpdateWrite = { update: string; set: object; where: Readonly<Record<string, unknown>> };
+type Write = { insert: string; rows: readonly object[] } | UpdateWrite;
+
+/** The values one write of updateThen binds, in order: set then where (an insert: its one row). */
+function valuesOf(t: Write): unknown[] {
+  if ('insert' in t) return t.rows.flatMap((row) => columnsOf(row).map((col) => (row as Record<string, unknown>)[col]));
+  const where = t.where as Record<string, unknown>;
+  return [
+    ...columnsOf(t.set).map((col) => (t.set as Record<string, unknown>)[col]),
+    ...Object.keys(where)
+      .filter((col) => where[col] !== null)
+      .map((col) => where[col]),
+  ];
+}
+
+/** What decides the SQL text of one write of updateThen. */
+function shapeOf(t: Write): string {
+  if ('insert' in t) return `insert ${t.insert} ${t.rows.map((row) => columnsOf(row).join(',')).join(';')}`;
+  const where = t.where as Record<string, unknown>;
+  return `update ${t.update} ${columnsOf(t.set).join(',')} ${Object.keys(where)
+    .map((col) => (where[col] === null ? `${col} null` : col))
+    .join(',')}`;
+}
+
+/** The update of one write of updateThen, its set and where values taken from `args` from `from` on (null where values: `is null`). */
+function updateOf(executor: object, t: UpdateWrite, args: readonly unknown[], from: number) {
+  const untyped = executor as unknown as Kysely<Record<string, Record<string, unknown>>>;
+  const setCols = columnsOf(t.set);
+  const where = t.where as Record<string, unknown>;
+  let q = untyped.updateTable(t.update).set(Object.fromEntries(setCols.map((col, i) => [col, args[from + i]])));
+  let at = from + setCols.length;
+  for (const col of Object.keys(where)) q = where[col] === null ? q.where(col, 'is', null) : q.where(col, '=', args[at++]);
+  return q;
 }

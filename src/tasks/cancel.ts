@@ -4,7 +4,7 @@ import type { Catalog } from '../catalog/index.js';
 import type { Clock } from '../clock.js';
 import { Errors } from '../errors.js';
 import type { Database } from '../store/index.js';
-import { callbackDue, finishedSignals } from './finished.js';
+import { callbackDueThen, finishedSignals } from './finished.js';
 import { jobOf } from './job.js';
 import { failureCode, type TaskState } from './states.js';
 import type { TaskSignals } from './tasks.js';
@@ -116,10 +116,11 @@ async function failCancelled(deps: CancelDeps, task: { id: string; callback_url:
       now,
       { fail_code: CANCEL.code, fail_type: CANCEL.type, fail_msg: message, completed_at: now, refunded: 1, locked_by: null, locked_until: null },
       `${CANCEL.code} ${CANCEL.type}: cancelled by the client (from ${from})`,
+      undefined,
+      callbackDueThen(task, now),
     );
     if (!ok) return false;
     await deps.ledger.refund(trx, task.id, 'refund', `task ${task.id} cancelled by the client`);
-    await callbackDue(trx, task, now);
     return true;
   });
   if (moved) finishedSignals(deps.signals, task);

@@ -1,5 +1,4 @@
-import type { Kysely } from 'kysely';
-import type { DB } from '../store/index.js';
+import type { DB, Then } from '../store/index.js';
 import type { TaskSignals } from './tasks.js';
 
 /** What the two helpers read of a task. */
@@ -8,10 +7,14 @@ interface Finishing {
   callback_url: string | null;
 }
 
-/** Marks the callback outbox row due, in the transaction that makes the task final; tasks without a callBackUrl have none, so nothing is written for them. */
-export async function callbackDue(trx: Kysely<DB>, task: Finishing, now: number): Promise<void> {
-  if (!task.callback_url) return;
-  await trx.updateTable('callbacks').set({ due_at: now }).where('task_id', '=', task.id).where('due_at', 'is', null).execute();
+/**
+ * Marks the callback outbox row due, as a write that follows the move that makes the task final
+ * (moveTask's `then`: in its transaction, on PostgreSQL in its statement); tasks without a
+ * callBackUrl have no row, so nothing is written for them.
+ */
+export function callbackDueThen(task: Finishing, now: number): Then<DB>[] {
+  if (!task.callback_url) return [];
+  return [{ update: 'callbacks', set: { due_at: now }, where: { task_id: task.id, due_at: null } }];
 }
 
 /** After that transaction committed: tells waiters (MCP) the task is final and, when it has a callBackUrl, wakes callback delivery. */

@@ -38,7 +38,6 @@ export interface ListQuery {
 
 /** The task capability as routes see it: create, one task, the list. */
 export class Tasks {
-  readonly signals = new TaskSignals();
   private readonly findTask;
   private readonly findCallback;
   private readonly view: ViewOptions;
@@ -52,6 +51,8 @@ export class Tasks {
     private readonly facts: MediaFactsResolver,
     files: Files,
     private readonly config: Config,
+    /** The process's task signals, made by the caller so that what is built before Tasks (a route's `due`) can hold them. */
+    readonly signals: TaskSignals,
     /** createTask's checks: callBackUrl against the network guard, the content check. */
     private readonly checks: Pick<CreateDeps, 'checkUrl' | 'moderate'> = NO_CHECKS,
     /** The cancel's way to the routes' backends (none: a handed task cannot be cancelled). */

@@ -1,13 +1,15 @@
 import type { Kysely, Updateable } from 'kysely';
 import type { DB, TasksTable } from '../store/index.js';
-import { insertRow, updateWhere } from '../store/index.js';
+import { insertRow, updateThen, type Then } from '../store/index.js';
 import { canMove, type TaskState } from './states.js';
 
 /**
  * Moves a task from `from` to `to` inside the caller's transaction, compare-and-set: the update
  * only matches while the task is still in `from`, so of two workers racing, one wins and the
  * other gets false and must drop its work. With `lease`, the update also matches the claim token
- * in `locked_by` (the engine's fenced lease, decision 0014). Appends the task_events row in the same transaction.
+ * in `locked_by` (the engine's fenced lease, decision 0014). Only when the task moved, appends the
+ * task_events row and then makes the writes of `then` (the rows a finish brings, its callback), in
+ * the same transaction: on PostgreSQL in the same statement (updateThen), one round trip.
  */
 export async function moveTask(
   trx: Kysely<DB>,
@@ -18,17 +20,17 @@ export async function moveTask(
   patch: Updateable<TasksTable> = {},
   detail = '',
   lease?: string,
+  then: readonly Then<DB>[] = [],
 ): Promise<boolean> {
   if (!canMove(from, to)) throw new Error(`task ${taskId}: ${from} -> ${to} is not a transition`);
-  const moved = await updateWhere(
+  const moved = await updateThen(
     trx,
     'tasks',
     { ...patch, state: to, updated_at: now },
     { id: taskId, state: from, ...(lease === undefined ? {} : { locked_by: lease }) },
+    [{ insert: 'task_events', rows: [{ task_id: taskId, from_state: from, to_state: to, detail, at: now }] }, ...then],
   );
-  if (moved !== 1) return false;
-  await insertRow(trx, 'task_events', { task_id: taskId, from_state: from, to_state: to, detail, at: now });
-  return true;
+  return moved === 1;
 }
 
 /** Records the creation of a task (no previous state). */

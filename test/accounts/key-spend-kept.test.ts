@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import type { Clock } from '../../src/clock.js';
-import { MIGRATIONS, migrate, openDatabase, type Database } from '../../src/store/index.js';
-import { createTestDb, dialects, type TestDb } from '../helpers/db.js';
+import { migrate, type Database } from '../../src/store/index.js';
+import { dialects, freshDatabase, type FreshDatabase } from '../helpers/db.js';
 import { gengate } from '../helpers/cli.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { expectSpendMatchesLedger } from '../billing/money-checks.js';
@@ -148,19 +148,15 @@ describe.each(dialects())('key spend counters only where they are used (decision
 });
 
 describe.each(dialects())('migration 018 on %s', (dialect) => {
-  let testDb: TestDb;
+  let fresh: FreshDatabase;
   let database: Database;
   beforeAll(async () => {
-    testDb = await createTestDb(dialect);
-    database = openDatabase(testDb.url);
+    fresh = await freshDatabase(dialect, { before: 18 });
+    database = fresh.database;
   });
-  afterAll(async () => {
-    await database.close();
-    await testDb.drop();
-  });
+  afterAll(() => fresh.close());
 
   it('keeps the counters of accounts with a budgeted key and marks them; drops the others’ (the ledger has them)', async () => {
-    await migrate(database, { migrations: MIGRATIONS.filter((m) => m.version < 18) });
     await database.tx(async (t) => {
       for (const acc of ['budgeted', 'plain']) {
         await t.insertInto('accounts').values({ id: acc, name: acc, status: 'active', webhook_secret: 'x', balance_micros: 0, created_at: 0 }).execute();

@@ -1,8 +1,8 @@
 import { sql, type CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dashboardQueries, dashboardSeries, MINUTE_MS } from '../../src/dashboard/index.js';
-import { migrate, openDatabase, insertRow, type Database, type TaskState } from '../../src/store/index.js';
-import { createTestDb, dialects, type TestDb } from '../helpers/db.js';
+import { insertRow, type Database, type TaskState } from '../../src/store/index.js';
+import { dialects, freshDatabase, type FreshDatabase } from '../helpers/db.js';
 import { accountRow, taskRow } from '../tasks/support.js';
 
 const NOW = 1_800_000_000_000;
@@ -15,13 +15,12 @@ const SPREAD = 30 * 86_400_000;
  * time window must be a range of an index, never a scan of every task or every delivery attempt.
  */
 describe.each(dialects())('the dashboard reads on %s', (dialect) => {
-  let t: TestDb;
+  let t: FreshDatabase;
   let database: Database;
   const created: number[] = [];
   beforeAll(async () => {
-    t = await createTestDb(dialect);
-    database = openDatabase(t.url);
-    await migrate(database);
+    t = await freshDatabase(dialect);
+    database = t.database;
     const states: TaskState[] = ['success', 'success', 'fail', 'success', 'generating'];
     await database.tx(async (trx) => {
       await insertRow(trx, 'accounts', accountRow('acc'));
@@ -65,10 +64,7 @@ describe.each(dialects())('the dashboard reads on %s', (dialect) => {
     });
     if (dialect === 'postgres') await sql`analyze`.execute(database.db);
   });
-  afterAll(async () => {
-    await database.close();
-    await t.drop();
-  });
+  afterAll(() => t.close());
 
   const planOf = async (c: CompiledQuery) => {
     const plan = await database.db.executeQuery<Record<string, unknown>>({ ...c, sql: `${dialect === 'sqlite' ? 'explain query plan' : 'explain'} ${c.sql}` });

@@ -1,22 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { MIGRATIONS, migrate, openDatabase, type Database } from '../../src/store/index.js';
-import { createTestDb, dialects, type TestDb } from '../helpers/db.js';
+import { migrate, type Database } from '../../src/store/index.js';
+import { dialects, freshDatabase, type FreshDatabase } from '../helpers/db.js';
 
 describe.each(dialects())('migration 014 on %s', (dialect) => {
-  let testDb: TestDb;
+  let fresh: FreshDatabase;
   let database: Database;
   beforeAll(async () => {
-    testDb = await createTestDb(dialect);
-    database = openDatabase(testDb.url);
+    fresh = await freshDatabase(dialect, { before: 14 });
+    database = fresh.database;
   });
-  afterAll(async () => {
-    await database.close();
-    await testDb.drop();
-  });
+  afterAll(() => fresh.close());
 
   it('marks the entries written before it: the model of charges and refunds, the source of card and Stripe entries', async () => {
-    await migrate(database, { migrations: MIGRATIONS.filter((m) => m.version < 14) });
     await database.tx(async (t) => {
       await t.insertInto('accounts').values({ id: 'acc', name: 'a', status: 'active', webhook_secret: 'x', balance_micros: 0, created_at: 0 }).execute();
       await sql`insert into tasks (id, account_id, model, state, param, input, price_micros, final_micros, backend, run_at, deadline_at, created_at, updated_at)

@@ -1,21 +1,19 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Database } from '../../src/store/db.js';
-import { migrate } from '../../src/store/migrate.js';
+import type { Database } from '../../src/store/db.js';
 import { readByKey } from '../../src/store/batched.js';
 import { insertRow } from '../../src/store/prepared.js';
-import { createTestDb, dialects, type TestDb } from '../helpers/db.js';
+import { dialects, freshDatabase, type FreshDatabase } from '../helpers/db.js';
 import { accountRow, eventually } from '../tasks/support.js';
 
 /** Point reads by key (readByKey): each caller gets its own rows; on PostgreSQL the reads of one turn share one query. */
 describe.each(dialects())('reads by key on %s', (dialect) => {
-  let t: TestDb;
+  let t: FreshDatabase;
   let database: Database;
   let nameOf: (id: string) => Promise<Array<{ id: string; name: string }>>;
   beforeAll(async () => {
-    t = await createTestDb(dialect);
-    database = openDatabase(t.url);
-    await migrate(database);
+    t = await freshDatabase(dialect);
+    database = t.database;
     await database.tx(async (trx) => {
       for (let i = 0; i < 40; i++) await insertRow(trx, 'accounts', accountRow(`k${i}`, `name ${i}`));
     });
@@ -26,10 +24,7 @@ describe.each(dialects())('reads by key on %s', (dialect) => {
       (r) => r.id,
     );
   });
-  afterAll(async () => {
-    await database.close();
-    await t.drop();
-  });
+  afterAll(() => t.close());
 
   it('gives every caller of a turn its own row, the same key twice, and nothing for an unknown key', async () => {
     const keys = [...Array.from({ length: 40 }, (_, i) => `k${i}`), 'k3', 'nobody', 'k39'];

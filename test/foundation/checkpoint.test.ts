@@ -2,22 +2,19 @@ import { readFileSync } from 'node:fs';
 import SqliteDatabase from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { createTestDb, type TestDb } from '../helpers/db.js';
-import { openDatabase, type Database } from '../../src/store/db.js';
+import { freshDatabase, type FreshDatabase } from '../helpers/db.js';
+import type { Database } from '../../src/store/db.js';
 import { eventually } from '../tasks/support.js';
 
 describe('SQLite WAL checkpoints', () => {
-  let tdb: TestDb;
+  let tdb: FreshDatabase;
   let database: Database;
   beforeAll(async () => {
-    tdb = await createTestDb('sqlite');
-    database = openDatabase(tdb.url);
+    tdb = await freshDatabase('sqlite', { migrate: false });
+    database = tdb.database;
     await database.tx((trx) => sql`create table t (id integer primary key, v text)`.execute(trx));
   });
-  afterAll(async () => {
-    await database.close();
-    await tdb.drop();
-  });
+  afterAll(() => tdb.close());
 
   it('are done by the background worker, so the WAL restarts small while the app keeps writing', async () => {
     for (let i = 0; i < 300; i++) await database.tx((t) => sql`insert into t (v) values (${'x'.repeat(2000)})`.execute(t));

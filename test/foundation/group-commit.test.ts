@@ -1,10 +1,9 @@
 import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/store/db.js';
-import { migrate } from '../../src/store/migrate.js';
 import { insertRow } from '../../src/store/prepared.js';
 import type { DB } from '../../src/store/schema.js';
-import { createTestDb, type TestDb } from '../helpers/db.js';
+import { freshDatabase, type FreshDatabase } from '../helpers/db.js';
 
 /**
  * SQLite transactions asked for in one event-loop turn share a commit (src/store/group-commit.ts).
@@ -12,17 +11,13 @@ import { createTestDb, type TestDb } from '../helpers/db.js';
  * only its own writes, and nobody hears "done" unless the shared commit happened.
  */
 describe('SQLite group commit', () => {
-  let t: TestDb;
+  let t: FreshDatabase;
   let database: Database;
   beforeAll(async () => {
-    t = await createTestDb('sqlite');
-    database = openDatabase(t.url);
-    await migrate(database);
+    t = await freshDatabase('sqlite');
+    database = t.database;
   });
-  afterAll(async () => {
-    await database.close();
-    await t.drop();
-  });
+  afterAll(() => t.close());
 
   const account = (id: string) => ({ id, name: id, status: 'active' as const, balance_micros: 0, webhook_secret: `whsec_${id}`, created_at: 1 });
   const ids = async (trx: Kysely<DB>, prefix: string) =>

@@ -17,7 +17,7 @@ import {
 } from '../../src/store/index.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { buildServices } from '../../src/services.js';
-import { createTestDb, dialects, type TestDb } from '../helpers/db.js';
+import { createTestDb, dialects, freshDatabase, type FreshDatabase, type TestDb } from '../helpers/db.js';
 import { accountRow } from '../tasks/support.js';
 
 /**
@@ -25,14 +25,13 @@ import { accountRow } from '../tasks/support.js';
  * a stale row on SQLite, and pass unnoticed on PostgreSQL, fail loudly on both.
  */
 describe.each(dialects())('store guard rails on %s', (dialect) => {
-  let t: TestDb;
+  let t: FreshDatabase;
   let database: Database;
   let nameOf: (id: string) => Promise<string | undefined>;
   let nameByKey: (id: string) => Promise<Array<{ name: string }>>;
   beforeAll(async () => {
-    t = await createTestDb(dialect);
-    database = openDatabase(t.url);
-    await migrate(database);
+    t = await freshDatabase(dialect);
+    database = t.database;
     await database.tx((trx) => insertRow(trx, 'accounts', accountRow('g1', 'committed')));
     const read = precompile(database.db, 1, (id) => database.db.selectFrom('accounts').select('name').where('id', '=', id));
     nameOf = async (id) => ((await read(id))[0] as { name: string } | undefined)?.name;
@@ -43,10 +42,7 @@ describe.each(dialects())('store guard rails on %s', (dialect) => {
       (r) => r.id,
     );
   });
-  afterAll(async () => {
-    await database.close();
-    await t.drop();
-  });
+  afterAll(() => t.close());
 
   it('refuses a transaction inside a transaction, and the outer one still commits', async () => {
     let inner: unknown;
@@ -154,10 +150,9 @@ describe.each(dialects())('store guard rails on %s', (dialect) => {
 
 describe.each(dialects())('the guards switched off (DATABASE_GUARDS=false) on %s', (dialect) => {
   it('track nothing: a query on the read handle inside a transaction is not refused, writes on it still are', async () => {
-    const t = await createTestDb(dialect);
-    const database = openDatabase(t.url, { guards: false });
+    const t = await freshDatabase(dialect, { open: { guards: false } });
+    const { database } = t;
     try {
-      await migrate(database);
       await database.tx((trx) => insertRow(trx, 'accounts', accountRow('g2', 'committed')));
       // On PostgreSQL the pool answers it; SQLite's side reader too (the main connection would wait for the transaction).
       const read = precompile(database.db, 1, (id) => database.db.selectFrom('accounts').select('name').where('id', '=', id));
@@ -168,8 +163,7 @@ describe.each(dialects())('the guards switched off (DATABASE_GUARDS=false) on %s
       expect(seen).toBe('committed'); // the stale read the guards exist to refuse
       await expect(database.db.insertInto('accounts').values(accountRow('g3', 'x')).execute()).rejects.toThrow(StoreMisuse);
     } finally {
-      await database.close();
-      await t.drop();
+      await t.close();
     }
   });
 });

@@ -1,16 +1,15 @@
 import pg from 'pg';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/store/db.js';
-import { createTestDb, dialects } from '../helpers/db.js';
+import { dialects, freshDatabase } from '../helpers/db.js';
 import { eventually } from '../tasks/support.js';
 
 /** PostgreSQL ending an idle pooled connection (restart, failover, an administrator) must not crash the process. */
 describe.each(dialects())('the %s connection pool', (dialect) => {
   // SQLite has no server that could end a connection; this runs on the PostgreSQL pass.
   it.runIf(dialect === 'postgres')('survives the server ending its idle connections and carries on with new ones', async () => {
-    const t = await createTestDb(dialect);
-    const database = openDatabase(t.url);
+    const t = await freshDatabase(dialect, { migrate: false });
+    const { database } = t;
     try {
       await Promise.all([1, 2, 3].map(() => sql`select pg_sleep(0.05)`.execute(database.db)));
       const admin = new pg.Client({ connectionString: t.url });
@@ -30,8 +29,7 @@ describe.each(dialects())('the %s connection pool', (dialect) => {
       const { rows } = await sql<{ one: number }>`select 1 as one`.execute(database.db);
       expect(rows).toEqual([{ one: 1 }]);
     } finally {
-      await database.close();
-      await t.drop();
+      await t.close();
     }
   });
 });

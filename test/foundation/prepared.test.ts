@@ -1,27 +1,22 @@
 import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/store/db.js';
-import { migrate } from '../../src/store/migrate.js';
-import { insertRow, precompile, prepared, updateWhere } from '../../src/store/prepared.js';
+import { insertRow, precompile, prepared, updateThen, updateWhere } from '../../src/store/prepared.js';
 import type { DB } from '../../src/store/schema.js';
-import { createTestDb, dialects, type TestDb } from '../helpers/db.js';
+import { dialects, freshDatabase, type FreshDatabase } from '../helpers/db.js';
 import { accountRow } from '../tasks/support.js';
 
 const renameStatement = prepared(2, (db: Kysely<DB>, id, name) => db.updateTable('accounts').set({ name }).where('id', '=', id).returning(['id', 'name']));
 
 /** Statements compiled once and run on the caller's executor: the handle or a transaction. */
 describe.each(dialects())('prepared statements on %s', (dialect) => {
-  let t: TestDb;
+  let t: FreshDatabase;
   let database: Database;
   beforeAll(async () => {
-    t = await createTestDb(dialect);
-    database = openDatabase(t.url);
-    await migrate(database);
+    t = await freshDatabase(dialect);
+    database = t.database;
   });
-  afterAll(async () => {
-    await database.close();
-    await t.drop();
-  });
+  afterAll(() => t.close());
 
   const names = async () => (await database.db.selectFrom('accounts').select(['id', 'name']).orderBy('id').execute()).map((r) => `${r.id}=${r.name}`);
 
@@ -57,6 +52,34 @@ describe.each(dialects())('prepared statements on %s', (dialect) => {
     const expr = sql<string>`name || ${' (expr)'}` as unknown as string;
     expect(await update({ name: expr }, { id: 'a3' })).toBe(1);
     expect(await names()).toContain('a3=by shape (expr)');
+  });
+
+  it('updateThen: the writes that follow an update only when it matched (one statement on PostgreSQL), with a patch of values or of an SQL expression', async () => {
+    await database.tx(async (trx) => {
+      await insertRow(trx, 'accounts', accountRow('u1', 'one'));
+      await insertRow(trx, 'accounts', accountRow('u2', 'two'));
+    });
+    const run = (status: 'active' | 'disabled', name: string, added: string[], follow: string) =>
+      database.tx(
+        (w) =>
+          updateThen(w, 'accounts', { name }, { id: 'u1', status }, [
+            { insert: 'accounts', rows: added.map((id) => accountRow(id)) },
+            { update: 'accounts', set: { name: follow }, where: { id: 'u2', webhook_secret_previous: null } },
+          ]),
+        { atomic: false },
+      );
+    const ours = async () => (await names()).filter((n) => n.startsWith('u'));
+    expect(await run('disabled', 'not matched', ['u3'], 'not followed')).toBe(0);
+    expect(await ours()).toEqual(['u1=one', 'u2=two']);
+    expect(await run('active', 'matched', ['u3', 'u4'], 'followed')).toBe(1);
+    expect(await ours()).toEqual(['u1=matched', 'u2=followed', 'u3=u3', 'u4=u4']);
+    const expr = sql<string>`name || ${' (expr)'}` as unknown as string;
+    expect(await run('active', expr, ['u5'], 'followed again')).toBe(1);
+    expect(await ours()).toEqual(['u1=matched (expr)', 'u2=followed again', 'u3=u3', 'u4=u4', 'u5=u5']);
+    // A `where` value of null is `is null`: a row whose column holds a value is not followed.
+    await database.tx((w) => updateWhere(w, 'accounts', { webhook_secret_previous: 'sealed' }, { id: 'u2' }), { atomic: false });
+    expect(await run('active', 'again', [], 'not followed')).toBe(1);
+    expect(await ours()).toContain('u2=followed again');
   });
 
   it('refuses a statement that does not use every argument', () => {

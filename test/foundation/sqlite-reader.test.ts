@@ -1,30 +1,23 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import SqliteDatabase from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Database } from '../../src/store/db.js';
-import { migrate } from '../../src/store/migrate.js';
+import type { Database } from '../../src/store/db.js';
 import { insertRow, precompile } from '../../src/store/prepared.js';
 import type { DB } from '../../src/store/schema.js';
 import { StoreMisuse } from '../../src/store/guards.js';
+import { freshDatabase } from '../helpers/db.js';
 
 /** A migrated SQLite database in a new folder, and another process's connection (the CLI) writing the same file. */
-async function openWithOther(prefix: string) {
-  const dir = mkdtempSync(path.join(tmpdir(), prefix));
-  const file = path.join(dir, 'gengate.db');
-  const database = openDatabase(`sqlite:${file}`);
-  await migrate(database);
-  const other = new SqliteDatabase(file);
+async function openWithOther() {
+  const fresh = await freshDatabase('sqlite');
+  const other = new SqliteDatabase(fresh.url.slice('sqlite:'.length));
   other.pragma('busy_timeout = 10000');
   const close = async () => {
     other.close();
-    await database.close();
-    rmSync(dir, { recursive: true, force: true });
+    await fresh.close();
   };
-  return { database, other, close };
+  return { database: fresh.database, other, close };
 }
 
 /**
@@ -39,7 +32,7 @@ describe('SQLite hot reads share a snapshot per turn', () => {
   let nameOf: (id: string) => Promise<string | undefined>;
 
   beforeAll(async () => {
-    ({ database, other, close } = await openWithOther('gengate-reader-'));
+    ({ database, other, close } = await openWithOther());
     const read = precompile(database.db, 1, (id) => database.db.selectFrom('accounts').select('name').where('id', '=', id));
     nameOf = async (id) => ((await read(id))[0] as { name: string } | undefined)?.name;
   });

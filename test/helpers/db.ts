@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { MIGRATIONS, migrate, openDatabase, type Database, type OpenOptions } from '../../src/store/index.js';
 
 /** A fresh, empty database for one test file. */
 export interface TestDb {
@@ -49,4 +50,46 @@ export async function createTestDb(name: 'sqlite' | 'postgres'): Promise<TestDb>
       await c.end();
     },
   };
+}
+
+/** What {@link freshDatabase} does before handing the database over. */
+export interface FreshOptions {
+  /**
+   * Apply only the migrations numbered below this one, so a test can write rows as they were
+   * before it and then run `migrate(database)` for the rest. Default: all migrations.
+   */
+  before?: number;
+  /** false: apply no migration at all (a test that makes its own tables). Default true. */
+  migrate?: boolean;
+  /** Passed to openDatabase (guards, slow-transaction check, prepared statements). */
+  open?: OpenOptions;
+}
+
+/** A fresh database of one dialect, opened; `close` closes the handle, then drops the database. */
+export interface FreshDatabase extends TestDb {
+  database: Database;
+  close(): Promise<void>;
+}
+
+/**
+ * Creates an empty database of the dialect (createTestDb), opens it and migrates it as `opts`
+ * says. The caller must `close()` it, also when the test fails (afterAll or finally).
+ */
+export async function freshDatabase(dialect: 'sqlite' | 'postgres', opts: FreshOptions = {}): Promise<FreshDatabase> {
+  const testDb = await createTestDb(dialect);
+  const database = openDatabase(testDb.url, opts.open);
+  const close = async () => {
+    await database.close();
+    await testDb.drop();
+  };
+  try {
+    if (opts.migrate !== false) {
+      const before = opts.before;
+      await migrate(database, before === undefined ? {} : { migrations: MIGRATIONS.filter((m) => m.version < before) });
+    }
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return { ...testDb, database, close };
 }

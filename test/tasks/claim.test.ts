@@ -1,7 +1,6 @@
 import { sql, type CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Database } from '../../src/store/db.js';
-import { migrate } from '../../src/store/migrate.js';
+import type { Database } from '../../src/store/db.js';
 import { insertRow } from '../../src/store/prepared.js';
 import type { TaskState } from '../../src/store/schema.js';
 import { ACTIVE_STATE_SQL, FILES_KEPT_SQL, HANDED_STATE_SQL } from '../../src/engine/predicates.js';
@@ -9,7 +8,7 @@ import { claimQuery } from '../../src/engine/engine.js';
 import { handedCount } from '../../src/engine/routing.js';
 import { expiringTasks } from '../../src/engine/sweep.js';
 import { ACTIVE_STATES } from '../../src/tasks/states.js';
-import { createTestDb, dialects, type TestDb } from '../helpers/db.js';
+import { dialects, freshDatabase, type FreshDatabase } from '../helpers/db.js';
 import { accountRow, taskRow } from './support.js';
 
 const NOW = 1_800_000_000_000;
@@ -21,13 +20,12 @@ const STATES: TaskState[] = ['waiting', 'queuing', 'generating', 'success', 'fai
  * order, never sort the whole backlog (which made each claim cost O(backlog)).
  */
 describe.each(dialects())('the engine claim on %s', (dialect) => {
-  let t: TestDb;
+  let t: FreshDatabase;
   let database: Database;
   const rows: Array<{ seq: number; id: string; state: TaskState; run_at: number; locked_until: number | null }> = [];
   beforeAll(async () => {
-    t = await createTestDb(dialect);
-    database = openDatabase(t.url);
-    await migrate(database);
+    t = await freshDatabase(dialect);
+    database = t.database;
     await database.tx(async (trx) => {
       await insertRow(trx, 'accounts', accountRow('acc'));
       for (let i = 0; i < 3000; i++) {
@@ -56,10 +54,7 @@ describe.each(dialects())('the engine claim on %s', (dialect) => {
     });
     if (dialect === 'postgres') await sql`analyze tasks`.execute(database.db);
   });
-  afterAll(async () => {
-    await database.close();
-    await t.drop();
-  });
+  afterAll(() => t.close());
 
   // The claim is a write: built on a transaction's handle (the read handle refuses writes), only compiled here.
   const claim = (n: number) => database.tx(async (trx) => claimQuery(trx, NOW, n, 30_000, 'w_me.1').compile());
