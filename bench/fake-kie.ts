@@ -7,7 +7,8 @@
 // spread evenly over spreadMs (10,000 jobs over 60 s: the rate at which a worker holding 10,000
 // jobs of 60 s sees them complete); a job created after that completes FAKE_JOB_MS after creation.
 // At completion it posts a notice to the job's callBackUrl when the job is one of those picked to
-// notify (FAKE_NOTIFY_EVERY: every n-th job; 0: none), and it remembers when each job completed
+// notify (FAKE_NOTIFY_EVERY: every n-th job; 0: none; of those, FAKE_DROP_EVERY: every n-th notice is
+// lost on the way, as a real network sometimes loses one), and it remembers when each job completed
 // (`GET /stats`), so the bench can time completion to client callback.
 import http from 'node:http';
 import { deflateSync } from 'node:zlib';
@@ -15,6 +16,7 @@ import { deflateSync } from 'node:zlib';
 const JOB_MS = Number(process.env.FAKE_JOB_MS ?? 60_000);
 const QUEUE_MS = Number(process.env.FAKE_QUEUE_MS ?? 2_000);
 const NOTIFY_EVERY = Number(process.env.FAKE_NOTIFY_EVERY ?? 2);
+const DROP_EVERY = Number(process.env.FAKE_DROP_EVERY ?? 0);
 
 /** A valid 1×1 PNG (signature, IHDR, IDAT, IEND with their CRCs). */
 function png(): Buffer {
@@ -111,7 +113,7 @@ const server = http.createServer((req, res) => {
         prompt: String(body.input?.prompt ?? ''),
         createdAt: Date.now(),
         callBackUrl: body.callBackUrl || null,
-        notify: NOTIFY_EVERY > 0 && n % NOTIFY_EVERY === 0,
+        notify: NOTIFY_EVERY > 0 && n % NOTIFY_EVERY === 0 && !(DROP_EVERY > 0 && n % DROP_EVERY === 0),
         doneAt: null,
       };
       jobs.set(job.id, job);

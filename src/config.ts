@@ -202,6 +202,7 @@ export const configSchema = z
     FILE_LINKS: z.enum(['proxy', 'presigned']).default('proxy'),
     UPSTREAM_WEBHOOKS: flag(false),
     UPSTREAM_POLL_MS: z.coerce.number().int().min(10).max(600_000).default(4_000).describe('a whole number of milliseconds from 10 to 600000'),
+    UPSTREAM_FALLBACK_POLL_MS: z.coerce.number().int().min(10).max(600_000).default(60_000).describe('a whole number of milliseconds from 10 to 600000'),
     ROUTE_BREAKER_FAILURES: z.coerce.number().int().min(1).max(1000).default(5).describe('a whole number from 1 to 1000'),
     SIGNUP: z.enum(['off', 'invite', 'open']).default('off'),
     CONSOLE_DIR: z.string().min(1).optional(),

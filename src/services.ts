@@ -170,6 +170,7 @@ async function assemble(core: Core, opened: Opened, opts: BuildOptions): Promise
       callTimeoutMs: config.BACKEND_CALL_TIMEOUT_MS,
       concurrency: config.ENGINE_CONCURRENCY,
       upstreamPollMs: config.UPSTREAM_POLL_MS,
+      fallbackPollMs: config.UPSTREAM_FALLBACK_POLL_MS,
       inFlight: config.ENGINE_IN_FLIGHT,
     },
   });

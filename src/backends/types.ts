@@ -94,6 +94,13 @@ export interface Backend {
   readonly name: string;
   /** True when submitting the same taskId twice is safe because the upstream honours an idempotency key. */
   readonly idempotentSubmit?: boolean;
+  /**
+   * True when the upstream posts to the job's `webhookUrl` once the job ends (kie.ai's callBackUrl,
+   * fal's and Replicate's webhooks, BytePlus's callback_url, another GenGate's callBackUrl). With
+   * UPSTREAM_WEBHOOKS on, the engine then polls the job only every UPSTREAM_FALLBACK_POLL_MS, as a
+   * safety net for a notice that never came (decision 2102).
+   */
+  readonly notices?: boolean;
   /** The upstream account behind the route, when its standing (credit) can stop the route. */
   readonly account?: UpstreamAccount;
   /** Hands the job over; returns the backend's reference for it. */

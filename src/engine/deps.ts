@@ -29,8 +29,12 @@ export interface HeldTasks {
   holds(task: TaskWork): boolean;
   /** The columns of a write that keeps (or puts) the task under the watch lease; `until` is its new run_at. */
   leasePatch(w: Kysely<DB>, task: TaskWork, now: number): { run_at: number; locked_until: number; until: number };
-  /** Holds a task whose leasePatch write has committed; polls it after `afterMs`. */
+  /** Holds a task whose leasePatch write has committed; polls it after `afterMs` (at once if a notice came during its hand-off). */
   adopt(task: TaskWork, afterMs: number): void;
+  /** A hand-off to an upstream that sends notices begins: a notice that comes before `adopt` has the task polled at once. */
+  expect(taskId: string): void;
+  /** That hand-off ended, adopted or not. */
+  forget(taskId: string): void;
 }
 
 /** Everything a step of the engine uses. */
@@ -61,6 +65,12 @@ export interface EngineDeps {
     concurrency: number;
     /** First poll interval of an upstream route (UPSTREAM_POLL_MS); grows with the time since the hand-off. */
     upstreamPollMs: number;
+    /**
+     * Interval of the safety-net polls of a route whose upstream sends completion notices, while
+     * UPSTREAM_WEBHOOKS is on (UPSTREAM_FALLBACK_POLL_MS; decision 2102): the notice makes the task
+     * due, the polls only catch a notice that never came. Absent: polled as any other route.
+     */
+    fallbackPollMs?: number;
     /** Handed tasks one worker keeps polling from memory (ENGINE_IN_FLIGHT; 0: every poll goes through the database). */
     inFlight: number;
   };
@@ -72,10 +82,19 @@ export interface EngineDeps {
 
 export { jobOf };
 
-/** How long to wait before asking a route's backend again: ENGINE_POLL_MS for the local one, UPSTREAM_POLL_MS growing by one step per minute (up to 4×) for upstreams. */
-export function pollDelay(deps: EngineDeps, kind: string, sinceHandOffMs: number): number {
-  if (kind === 'local') return deps.settings.pollMs;
-  return deps.settings.upstreamPollMs * Math.min(4, 1 + Math.floor(Math.max(0, sinceHandOffMs) / 60_000));
+/**
+ * How long to wait before asking a route's backend again: ENGINE_POLL_MS for the local one,
+ * UPSTREAM_POLL_MS growing by one step per minute (up to 4×) for upstreams. A route whose upstream
+ * tells of a job's end (`Backend.notices`) while UPSTREAM_WEBHOOKS is on is asked at
+ * UPSTREAM_POLL_MS after the hand-off (`polls` 0: an early failure or the start of the generation
+ * shows soon), then every UPSTREAM_FALLBACK_POLL_MS (never more often than it would be otherwise).
+ */
+export function pollDelay(deps: EngineDeps, kind: string, sinceHandOffMs: number, backend?: Pick<Backend, 'notices'>, polls = 1): number {
+  const { settings } = deps;
+  if (kind === 'local') return settings.pollMs;
+  const usual = settings.upstreamPollMs * Math.min(4, 1 + Math.floor(Math.max(0, sinceHandOffMs) / 60_000));
+  if (polls === 0 || !backend?.notices || !deps.webhookBase || settings.fallbackPollMs === undefined) return usual;
+  return Math.max(usual, settings.fallbackPollMs);
 }
 
 /** Rejects when `promise` takes longer than `ms`: a hanging backend call must not hold a task forever. */

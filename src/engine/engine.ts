@@ -93,9 +93,9 @@ export class Engine {
     });
     options.signals.on('created', () => this.work.wake());
     options.signals.on('due', (taskId) => {
-      // A notice made the task due: if this worker holds it, it polls it at once (no claim can take it while its watch lease lasts).
-      this.watches.wake(taskId);
-      this.work.wake();
+      // A notice made the task due: if this worker holds it (or is handing it off), it polls it at once
+      // (no claim can take it while its watch lease lasts), and a claim round would find nothing.
+      if (!this.watches.wake(taskId)) this.work.wake();
     });
   }
 
@@ -117,7 +117,7 @@ export class Engine {
 
   /** Stops claiming and waits for the steps in progress (their leases are released by the steps themselves). */
   async stop(): Promise<void> {
-    await Promise.all([this.work.stop(), this.watches.stop()]);
+    await this.watches.stop(this.work.stop());
   }
 
   /** One round without the loop: claims what is due (up to the concurrency), runs those steps and the sweep. */

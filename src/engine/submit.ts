@@ -87,8 +87,7 @@ function safeToResubmit(ref: RouteRef, backend: Backend | undefined): boolean {
 }
 
 async function submitTo(deps: EngineDeps, task: TaskWork, ref: RouteRef, backend: Backend): Promise<void> {
-  const { clock, settings } = deps;
-  const breaker = deps.health.breaker(ref);
+  const { clock } = deps;
   // The trim plan is applied to the real files before the backend sees the task (DECISIONS §11).
   let ready: TaskWork;
   try {
@@ -108,6 +107,21 @@ async function submitTo(deps: EngineDeps, task: TaskWork, ref: RouteRef, backend
     deps.log.warn({ taskId: task.id, route: ref.name }, 'engine: the lease ran out before the hand-off; not submitted');
     return;
   }
+  // A notice may come before the hand-off is written: the watch remembers it (watch.ts `expect`).
+  const watch = token ? deps.watch : undefined;
+  watch?.expect(task.id);
+  try {
+    await handOff(deps, task, ready, ref, backend, job);
+  } finally {
+    watch?.forget(task.id);
+  }
+}
+
+/** Submits the job to the route and records the hand-off (the task is queuing, held by this worker when it can). */
+async function handOff(deps: EngineDeps, task: TaskWork, ready: TaskWork, ref: RouteRef, backend: Backend, job: BackendJob): Promise<void> {
+  const { clock, settings } = deps;
+  const breaker = deps.health.breaker(ref);
+  const upstream = ref.route.backend !== 'local';
   let ref_: string;
   try {
     ref_ = await withTimeout(backend.submit(job), settings.callTimeoutMs, `backend ${ref.name} submit`);
@@ -120,7 +134,7 @@ async function submitTo(deps: EngineDeps, task: TaskWork, ref: RouteRef, backend
   deps.countSubmit(ref.name, 'accepted');
   const now = clock.now();
   const handed = { backend: ref.name, route_index: ref.index, backend_ref: ref_, handed_at: now, attempts: 0, last_error: null };
-  const firstPoll = pollDelay(deps, ref.route.backend, 0);
+  const firstPoll = pollDelay(deps, ref.route.backend, 0, backend, 0);
   // An upstream job is followed from memory when the engine can hold one more task: the task stays this claim's, under the watch lease (decision 2102).
   const watch = upstream && deps.watch?.room() ? deps.watch : null;
   let until = 0;

@@ -14,6 +14,8 @@ interface Held {
   timer: NodeJS.Timeout | null;
   /** A poll of it runs or waits for its turn. */
   busy: boolean;
+  /** Its poll waits for its turn in the queue (a notice takes it out of turn: the queue then skips it). */
+  queued: boolean;
   /** Set by `keep` during that poll: poll again after this many ms. */
   again: number | null;
   /** An upstream notice made it due: poll at once, and the next unchanged poll takes the watch lease again. */
@@ -47,6 +49,12 @@ export class Watches {
   private readonly polling = new Set<Promise<void>>();
   /** Held tasks whose poll is due while HELD_POLLS_AT_ONCE run. */
   private readonly queue: Held[] = [];
+  /**
+   * Tasks this worker is handing to an upstream that sends notices (`expect`): true once a notice
+   * made one due before its hand-off was written, so `adopt` polls it at once instead of after the
+   * first interval.
+   */
+  private readonly handing = new Map<string, boolean>();
 
   constructor(
     private readonly deps: EngineDeps,
@@ -84,17 +92,33 @@ export class Watches {
     return { run_at: keepNotice(task, until), locked_until: leaseUntil(w, now, this.leaseMs) as unknown as number, until };
   }
 
-  /** Holds a task whose write (leasePatch) the caller has just committed; polls it after `afterMs`. */
+  /**
+   * Holds a task whose write (leasePatch) the caller has just committed; polls it after `afterMs`,
+   * or at once when a notice came while it was being handed off (`expect`: that notice's `run_at`
+   * was kept by leasePatch, and the poll's `keep` takes the watch lease again).
+   */
   adopt(task: TaskWork, afterMs: number): void {
+    const early = this.handing.get(task.id) === true;
+    this.handing.delete(task.id);
     const entry = this.held.get(task.id);
     if (entry && entry.task === task) {
       entry.again = afterMs;
       return;
     }
     if (entry?.timer) clearTimeout(entry.timer);
-    this.held.set(task.id, { task, timer: null, busy: false, again: null, noticed: false, lost: false });
-    this.schedule(task.id, afterMs);
+    this.held.set(task.id, fresh(task, early));
+    this.schedule(task.id, early ? 0 : afterMs);
     this.startRenewals();
+  }
+
+  /** The task's hand-off to an upstream that sends notices begins: a notice before `adopt` is remembered. */
+  expect(taskId: string): void {
+    this.handing.set(taskId, false);
+  }
+
+  /** The hand-off ended (adopted or not): nothing more to remember. */
+  forget(taskId: string): void {
+    this.handing.delete(taskId);
   }
 
   /**
@@ -118,7 +142,7 @@ export class Watches {
     }
     if (!this.enabled || this.held.size >= this.deps.settings.inFlight) return false;
     if (!(await this.take(task, 'claimed'))) return false;
-    this.held.set(task.id, { task, timer: null, busy: false, again: null, noticed: false, lost: false });
+    this.held.set(task.id, fresh(task, false));
     this.schedule(task.id, afterMs);
     this.startRenewals();
     return true;
@@ -158,15 +182,24 @@ export class Watches {
     this.held.delete(taskId);
   }
 
-  /** An upstream notice made the task due: a held one is polled at once, ahead of the queue. */
-  wake(taskId: string): void {
+  /**
+   * An upstream notice made the task due: a held one is polled at once, ahead of the queue (a poll
+   * running now is followed by another). True when this worker holds the task or is handing it off:
+   * then no claim round is needed for it.
+   */
+  wake(taskId: string): boolean {
+    if (this.handing.has(taskId)) {
+      this.handing.set(taskId, true);
+      return true;
+    }
     const entry = this.held.get(taskId);
-    if (!entry || this.stopping) return;
+    if (!entry || this.stopping) return false;
     entry.noticed = true;
-    if (entry.busy) return;
+    if (entry.busy && !entry.queued) return true;
     if (entry.timer) clearTimeout(entry.timer);
     entry.timer = null;
     this.launch(entry);
+    return true;
   }
 
   /** Starts keeping tasks (the engine's loop runs). */
@@ -176,17 +209,18 @@ export class Watches {
   }
 
   /**
-   * Stops polling and gives the held tasks back, due now, in one write per thousand (a rolling
+   * Stops polling and, once `steps` (the work loop's stop) and the polls running have ended, gives the held tasks back, due now, in one write per thousand (a rolling
    * restart hands them to the other workers at once). A worker that dies instead leaves them claimed
    * until their watch lease runs out; then any worker takes them.
    */
-  async stop(): Promise<void> {
+  async stop(steps?: Promise<unknown>): Promise<void> {
     this.stopping = true;
     if (this.renewTimer) clearInterval(this.renewTimer);
     this.renewTimer = null;
     for (const entry of this.held.values()) if (entry.timer) clearTimeout(entry.timer);
     this.queue.length = 0;
-    await Promise.allSettled([this.renewing, ...this.polling]);
+    // The work loop's steps too (`steps`): a hand-off finishing now adopts its task, which is then given back with the rest.
+    await Promise.allSettled([steps, this.renewing, ...this.polling]);
     const held = [...this.held.values()];
     this.held.clear();
     const now = this.deps.clock.now();
@@ -214,18 +248,22 @@ export class Watches {
     entry.timer = setTimeout(() => {
       entry.timer = null;
       entry.busy = true;
-      if (this.polling.size >= HELD_POLLS_AT_ONCE) this.queue.push(entry);
-      else this.launch(entry);
+      if (this.polling.size < HELD_POLLS_AT_ONCE) return this.launch(entry);
+      entry.queued = true;
+      this.queue.push(entry);
     }, afterMs);
   }
 
   private launch(entry: Held): void {
     entry.busy = true;
+    entry.queued = false;
     const p = this.run(entry).finally(() => {
       this.polling.delete(p);
-      // The next held task whose poll is due, unless it was let go meanwhile.
+      // The next held task whose poll is due, unless a notice had it polled already or it was let go meanwhile.
       for (let next = this.queue.shift(); next && !this.stopping; next = this.queue.shift()) {
+        if (!next.queued) continue;
         if (this.held.get(next.task.id) === next) return this.launch(next);
+        next.queued = false;
         next.busy = false;
       }
     });
@@ -242,7 +280,9 @@ export class Watches {
       entry.busy = false;
     }
     if (this.held.get(entry.task.id) !== entry) return;
-    if (entry.again === null || entry.lost || this.stopping) this.held.delete(entry.task.id);
+    // Kept while stopping: it stays held, so `stop` gives it back with the others.
+    if (entry.again === null || entry.lost) this.held.delete(entry.task.id);
+    else if (this.stopping) return;
     else if (entry.noticed) this.wake(entry.task.id);
     else this.schedule(entry.task.id, entry.again);
   }
@@ -326,5 +366,6 @@ export class Watches {
   }
 }
 
+const fresh = (task: TaskWork, noticed: boolean): Held => ({ task, timer: null, busy: false, queued: false, again: null, noticed, lost: false });
 const ids = (part: Held[]) => part.map((e) => e.task.id);
 const leases = (part: Held[]) => [...new Set(part.map((e) => e.task.lease))];

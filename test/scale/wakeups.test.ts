@@ -1,3 +1,5 @@
+import { Redis } from 'ioredis';
+import pgLib from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { buildServices, type Services } from '../../src/services.js';
@@ -71,5 +73,42 @@ describe.each(bridges)('wake-ups through %s', (bridge) => {
     api.services.tasks.signals.emit('created', 'after');
     await eventually(async () => received.some(([e, t]) => e === 'created' && t === 'after'));
     expect(echoes).toBe(1);
+  });
+});
+
+describe.each(bridges)('wake-ups in bulk through %s', (bridge) => {
+  it('the signals of one moment go out together and every one arrives', async () => {
+    const env: Record<string, string> = bridge === 'redis' ? { REDIS_URL: redisUrl! } : {};
+    const api = await startServer('postgres', { ...FAST, ...env });
+    const worker = await buildServices(loadConfig({ ...FAST, ...env, DATABASE_URL: api.db.url, DATA_DIR: api.db.dir, LOG_LEVEL: 'silent' }));
+    try {
+      const heard = new Set<string>();
+      worker.tasks.signals.on('due', (id) => heard.add(id));
+      // The raw messages on the channel, counted by a listener of our own.
+      let messages = 0;
+      let closeRaw: () => Promise<unknown>;
+      if (bridge === 'redis') {
+        const sub = new Redis(redisUrl!);
+        await sub.subscribe('gengate_wake');
+        sub.on('message', () => messages++);
+        closeRaw = async () => sub.disconnect();
+      } else {
+        const c = new pgLib.Client({ connectionString: api.db.url });
+        await c.connect();
+        await c.query('listen gengate_wake');
+        c.on('notification', () => messages++);
+        closeRaw = () => c.end();
+      }
+      // More than one message holds (100 lines each), sent in one turn of the event loop.
+      const ids = Array.from({ length: 250 }, (_, i) => `tk_bulk_${i}`);
+      for (const id of ids) api.services.tasks.signals.emit('due', id);
+      await eventually(async () => heard.size === ids.length, 10_000, `${heard.size} of ${ids.length} heard`);
+      expect([...heard].sort()).toEqual([...ids].sort());
+      await closeRaw();
+      expect(messages, 'NOTIFY/PUBLISH messages for 250 signals').toBeLessThanOrEqual(5);
+    } finally {
+      await worker.close();
+      await api.close();
+    }
   });
 });

@@ -34,6 +34,8 @@ export async function startFakeUpstream(png: string) {
     cancel: 'ok' as 'ok' | 'final' | 'none' | 'down',
     /** While set, recordInfo answers wait for it (with the state as it was when the request arrived). */
     hold: null as Promise<void> | null,
+    /** While set, createTask answers wait for it (the create is recorded in `creates` on arrival). */
+    createHold: null as Promise<void> | null,
   };
   let base = '';
   const send = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
@@ -51,7 +53,9 @@ export async function startFakeUpstream(png: string) {
         if (state.mode === 'slow-429') return send(res, 429, { code: 429, msg: 'slow down', data: null, error: 'rate_limit_error' }, { 'retry-after': '0' });
         const id = (key && tasks.has(key) ? key : undefined) ?? `up_${creates.length}`;
         tasks.set(key ?? id, id);
-        return send(res, 200, { code: 200, msg: 'success', data: { taskId: tasks.get(key ?? id) } });
+        const accept = () => send(res, 200, { code: 200, msg: 'success', data: { taskId: tasks.get(key ?? id) } });
+        if (state.createHold) return void state.createHold.then(accept);
+        return accept();
       }
       if (url.pathname === '/api/v1/jobs/cancel' && req.method === 'POST') {
         const taskId = String((JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { taskId?: unknown }).taskId);

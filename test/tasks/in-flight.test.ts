@@ -74,6 +74,29 @@ describe.each(dialects())('tasks in flight at an upstream on %s', (dialect) => {
     s.services.engine.start();
     expect((await settle(s, a.key, id, 10_000)).state).toBe('success');
   });
+
+  it('a hand-off that ends while the worker stops is given back too, not left under its watch lease', async () => {
+    fake.state.taskState = 'generating';
+    let accept = () => {};
+    fake.state.createHold = new Promise<void>((resolve) => (accept = resolve));
+    const a = await s.account(1);
+    const id = await create(s, a.key, 'nano-banana-2', { prompt: 'a crane on its way' });
+    await eventually(async () => fake.creates.some((c) => c.key === `gengate-${id}`));
+    // The submit waits for the upstream's answer while the worker is told to stop; then the answer comes.
+    const stopped = s.services.engine.stop();
+    fake.state.createHold = null;
+    accept();
+    await stopped;
+    expect(s.services.engine.held).toBe(0);
+    const r = await row(id);
+    expect(r.state).toBe('queuing');
+    expect(r.locked_by).toBeNull();
+    // Due at its first poll (40 ms), not at the end of a 2 s watch lease.
+    expect(Number(r.run_at)).toBeLessThanOrEqual(Date.now() + 500);
+    fake.state.taskState = 'success';
+    s.services.engine.start();
+    expect((await settle(s, a.key, id, 10_000)).state).toBe('success');
+  });
 });
 
 /** kill -9 of a worker holding tasks in memory: nothing lost, taken over when the watch lease runs out, never before. */

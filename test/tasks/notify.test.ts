@@ -81,6 +81,23 @@ describe.each(dialects())('upstream notify address on %s', (dialect) => {
     expect((await settle(s, a.key, id, 8_000)).state).toBe('success');
   });
 
+  it('a notice that arrives before the hand-off is recorded has the task polled at once, not after the first interval', async () => {
+    fake.state.taskState = 'generating';
+    let accept = () => {};
+    fake.state.createHold = new Promise<void>((resolve) => (accept = resolve));
+    const a = await s.account(1);
+    const id = await create(s, a.key, 'nano-banana-2', { prompt: 'a heron' });
+    await eventually(async () => fake.creates.some((c) => c.key === `gengate-${id}`));
+    const token = /notify\/([A-Za-z0-9_-]+)$/.exec(fake.creates.find((c) => c.key === `gengate-${id}`)!.body.callBackUrl)![1]!;
+    fake.state.taskState = 'success';
+    // The upstream finished before its answer to the submit reached GenGate (a fast job, a slow network).
+    expect((await notify(token)).status).toBe(200);
+    fake.state.createHold = null;
+    accept();
+    // The first poll is 10 minutes away and the watch lease's renewal 15 s or more: only the remembered notice finishes it this soon.
+    expect((await settle(s, a.key, id, 8_000)).state).toBe('success');
+  });
+
   it('never writes the token to the request log', async () => {
     const lines: string[] = [];
     const stream = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) });

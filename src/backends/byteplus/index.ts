@@ -75,6 +75,7 @@ export function createBytePlusBackend(opts: UpstreamOptions): Backend {
   return {
     name: opts.name,
     idempotentSubmit: false,
+    notices: true,
 
     submit(job) {
       return job.kind === 'image' ? submitImage(job) : submitVideo(job);

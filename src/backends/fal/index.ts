@@ -62,6 +62,7 @@ export function createFalBackend(opts: UpstreamOptions): Backend {
   return {
     name: opts.name,
     idempotentSubmit: false,
+    notices: true,
 
     async submit(job: BackendJob): Promise<string> {
       const query = job.webhookUrl ? `?fal_webhook=${encodeURIComponent(job.webhookUrl)}` : '';

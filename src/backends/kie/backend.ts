@@ -6,7 +6,7 @@ import { KIE_SUNO } from '../../catalog/index.js';
 import type { Files } from '../../files/index.js';
 import { NetError } from '../../net/index.js';
 import { BackendFailure, type Backend, type BackendJob, type BackendOutput, type BackendStatus, type CancelOutcome, type OutputFile } from '../types.js';
-import type { JsonResponse, UpstreamOptions } from '../upstream/index.js';
+import { DoneRecords, type JsonResponse, type UpstreamOptions } from '../upstream/index.js';
 import { applyMap, obj, str, strings, transient } from '../upstream/util.js';
 import { kieAccount } from './credit.js';
 import { answerCode, answerMsg, createTrouble, createdTaskId, failedKind } from './failures.js';
@@ -38,6 +38,9 @@ const SUNO_FAILED = new Set(['CREATE_TASK_FAILED', 'GENERATE_AUDIO_FAILED', 'SEN
 export class KieBackend implements Backend {
   readonly name: string;
   readonly idempotentSubmit = false;
+  readonly notices = true;
+  /** A finished record from progress, for the results call that follows (one status read fewer per task). */
+  private readonly done = new DoneRecords<Record<string, unknown>>();
   readonly account;
   private readonly headers: Record<string, string>;
   private readonly uploads = boundedCache<string, Map<string, string>>(1000);
@@ -89,6 +92,7 @@ export class KieBackend implements Backend {
       case 'generating':
         return { state: 'running', ...(typeof task.progress === 'number' ? { progress: task.progress } : {}) };
       case 'success':
+        this.done.keep(ref, task);
         return { state: 'done' };
       case 'fail': {
         const msg = str(task.failMsg) || 'the task failed';
@@ -103,7 +107,7 @@ export class KieBackend implements Backend {
     let links: string[];
     if (this.isSuno(job)) links = sunoTracks(await this.read(`/api/v1/generate/record-info?taskId=${encodeURIComponent(ref)}`));
     else {
-      const task = await this.read(`/api/v1/jobs/recordInfo?taskId=${encodeURIComponent(ref)}`);
+      const task = this.done.take(ref) ?? (await this.read(`/api/v1/jobs/recordInfo?taskId=${encodeURIComponent(ref)}`));
       if (task.state !== 'success') throw new Error(`the kie.ai task is ${String(task.state)}, not success`);
       links = resultUrls(task.resultJson);
     }

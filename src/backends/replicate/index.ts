@@ -47,6 +47,7 @@ export function createReplicateBackend(opts: UpstreamOptions): Backend {
   return {
     name: opts.name,
     idempotentSubmit: false,
+    notices: true,
 
     async submit(job: BackendJob): Promise<string> {
       const body: Record<string, unknown> = {

@@ -1,7 +1,7 @@
 import type { Files } from '../../files/index.js';
 import { NetError } from '../../net/index.js';
 import { applyMap, cancelOutcome, fetchResult, transient } from '../upstream/util.js';
-import type { UpstreamOptions } from '../upstream/index.js';
+import { DoneRecords, type UpstreamOptions } from '../upstream/index.js';
 import {
   BackendFailure,
   type Backend,
@@ -35,6 +35,9 @@ const FILE_MIME = { image: 'image/png', video: 'video/mp4', music: 'audio/mpeg' 
 export class SameApiBackend implements Backend {
   readonly name: string;
   readonly idempotentSubmit = true;
+  readonly notices = true;
+  /** A finished record from progress, for the results call that follows (one status read fewer per task). */
+  private readonly done = new DoneRecords<Record<string, unknown>>();
   private readonly headers: Record<string, string>;
   private readonly uploads = boundedCache<string, Map<string, string>>(REMEMBERED_TASKS);
 
@@ -85,6 +88,7 @@ export class SameApiBackend implements Backend {
       case 'generating':
         return { state: 'running', progress: typeof task.progress === 'number' ? task.progress : 0 };
       case 'success':
+        this.done.keep(ref, task);
         return { state: 'done' };
       case 'fail': {
         const err = (task.error ?? {}) as { type?: unknown };
@@ -96,7 +100,7 @@ export class SameApiBackend implements Backend {
   }
 
   async results(job: BackendJob, ref: string): Promise<BackendOutput> {
-    const task = await this.record(ref);
+    const task = this.done.take(ref) ?? (await this.record(ref));
     if (task.state !== 'success') throw new Error(`the upstream task is ${String(task.state)}, not success`);
     const { urls, duration } = resultLinks(task.resultJson);
     const want = job.kind === 'music' ? 2 : 1;

@@ -12,3 +12,4 @@ export {
   type UpstreamHttpOptions,
 } from './http.js';
 export { swapOwnLinks, type SendFile, type OwnLinkOptions } from './own-links.js';
+export { DoneRecords } from './done.js';
