@@ -49,6 +49,8 @@ describe.each(dialects())('provider routes end to end on %s', (dialect) => {
       GENGATE_CATALOG: catalog,
       ALLOW_PRIVATE_NETWORK: 'true',
       UPSTREAM_POLL_MS: '20',
+      // The notices cannot reach gengate.test: the polls after the first one must not wait for the 60 s safety net.
+      UPSTREAM_FALLBACK_POLL_MS: '20',
       ENGINE_MAX_ATTEMPTS: '2',
       E2E_ARK_KEY: 'ark-e2e',
       E2E_FAL_KEY: 'fal-e2e',
