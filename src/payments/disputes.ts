@@ -23,8 +23,8 @@ function settledRow(
   return { ...fields, debited_micros: 0, unpaid_micros: 0, applied: 1, created_at: now, applied_at: now };
 }
 
-/** Inserts `row` once (by its id); false when it was there already. */
-async function insertOnce(trx: Kysely<DB>, row: TopupReversalsTable): Promise<boolean> {
+/** Inserts a reversal row once (by its id); false when it was there already (a replay). */
+export async function insertOnce(trx: Kysely<DB>, row: TopupReversalsTable): Promise<boolean> {
   const inserted = await trx
     .insertInto('topup_reversals')
     .values(row)

@@ -3,7 +3,7 @@ import type { Ledger } from '../billing/index.js';
 import type { Clock } from '../clock.js';
 import type { Database, DB, TopupReversalsTable } from '../store/index.js';
 import { MICROS_PER_CENT } from './amounts.js';
-import { cancelWonDispute, disputeWon, wonBefore } from './disputes.js';
+import { cancelWonDispute, disputeWon, insertOnce, wonBefore } from './disputes.js';
 import type { Stripe } from './stripe.js';
 
 /** What one webhook event did; the endpoint answers 200 with it (Stripe only needs the 2xx). */
@@ -186,13 +186,7 @@ export class StripeEvents {
         created_at: this.clock.now(),
         applied_at: null,
       };
-      const inserted = await trx
-        .insertInto('topup_reversals')
-        .values(row)
-        .onConflict((oc) => oc.column('id').doNothing())
-        .returning('id')
-        .executeTakeFirst();
-      if (!inserted) return 'duplicate';
+      if (!(await insertOnce(trx, row))) return 'duplicate';
       const topup = await trx
         .selectFrom('topups')
         .select(['id', 'account_id'])
