@@ -303,7 +303,7 @@ export const OPERATIONS: Operation[] = [
     tag: 'Payments',
     summary: "Stripe's signed events (registered when STRIPE_SECRET_KEY is set)",
     description:
-      'The endpoint to register in Stripe for checkout.session.completed, checkout.session.async_payment_succeeded, charge.refunded and charge.dispute.created. The raw body is verified against the Stripe-Signature header with STRIPE_WEBHOOK_SECRET; each event is applied exactly once. See docs/payments.md.',
+      'The endpoint to register in Stripe for checkout.session.completed, checkout.session.async_payment_succeeded, checkout.session.expired, charge.refunded, charge.dispute.created and charge.dispute.funds_reinstated. The raw body is verified against the Stripe-Signature header with STRIPE_WEBHOOK_SECRET; each event is applied exactly once. See docs/payments.md.',
     when: (c) => !!c.STRIPE_SECRET_KEY,
     body: z.unknown(),
     ok: { schema: z.object({ received: z.literal(true), outcome: z.string() }), description: 'Received (whatever it changed)' },

@@ -7,6 +7,10 @@ const usd4 = z
   .string()
   .regex(/^\d+\.\d{4}$/)
   .describe('USD with 4 decimals, e.g. "12.3400"');
+const signedUsd4 = z
+  .string()
+  .regex(/^-?\d+\.\d{4}$/)
+  .describe('USD with 4 decimals, negative when given back, e.g. "-12.3400"');
 
 /** POST /api/v1/topups body: the amount in USD (whole cents, from TOPUP_MIN to TOPUP_MAX). */
 export const topupBody = z.object({
@@ -27,7 +31,8 @@ const topupFields = {
   paid: usd4.describe('Credited to the balance (the amount Stripe collected)'),
   refunded: usd4,
   disputed: usd4,
-  unpaid: usd4.describe('Refunded or disputed money the balance could not cover'),
+  disputesWon: usd4.describe('Disputes won: what they had debited was credited back'),
+  unpaid: usd4.describe('Refunded or disputed money the balance could not cover (a won dispute clears its part)'),
   sessionId: z.string().nullable(),
   createdAt: z.string(),
   paidAt: z.string().nullable(),
@@ -36,10 +41,10 @@ export const Topup = z.object(topupFields);
 
 const Reversal = z.object({
   id: z.string(),
-  kind: z.enum(['refund', 'dispute']),
+  kind: z.enum(['refund', 'dispute', 'dispute_won']).describe('dispute_won: a won dispute, giving back what its dispute took'),
   amount: usd4,
-  debited: usd4,
-  unpaid: usd4,
+  debited: signedUsd4.describe('Taken from the balance; negative on dispute_won (credited back)'),
+  unpaid: signedUsd4.describe("What the balance could not cover; negative on dispute_won (the dispute's remainder cleared)"),
   applied: z.boolean().describe('false while its top-up is not credited yet (the event came first)'),
   paymentIntent: z.string(),
   topupId: z.string().nullable(),

@@ -64,7 +64,8 @@ const movements = {
   stripe: z.object({
     refunds: usd6.describe('Debited for Stripe refunds of card top-ups'),
     disputes: usd6.describe('Debited for Stripe disputes'),
-    unpaid: usd6.describe('What refunds and disputes could not debit (not a movement of the balances)'),
+    disputesWon: usd6.describe('Credited back for Stripe disputes won (what they had debited)'),
+    unpaid: usd6.describe('What refunds and disputes could not debit, less the remainders of disputes won (not a movement of the balances)'),
     fees: z.literal('n/a').describe('Stripe fees are not recorded'),
   }),
   net: usd6,

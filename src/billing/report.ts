@@ -17,6 +17,8 @@ export interface Movements {
   debits: number;
   stripeRefunds: number;
   stripeDisputes: number;
+  /** Given back by won disputes (what they had debited). */
+  stripeDisputesWon: number;
 }
 const MOVEMENTS: Array<keyof Movements> = [
   'operatorTopups',
@@ -28,6 +30,7 @@ const MOVEMENTS: Array<keyof Movements> = [
   'debits',
   'stripeRefunds',
   'stripeDisputes',
+  'stripeDisputesWon',
 ];
 const none = (): Movements => ({
   operatorTopups: 0,
@@ -39,6 +42,7 @@ const none = (): Movements => ({
   debits: 0,
   stripeRefunds: 0,
   stripeDisputes: 0,
+  stripeDisputesWon: 0,
 });
 
 export interface ReportPeriodRow {
@@ -47,7 +51,10 @@ export interface ReportPeriodRow {
   to: number;
   opening: number;
   movements: Movements;
-  /** Refunded or disputed card money the balances could not cover (not a ledger movement: the operator's loss). */
+  /**
+   * Refunded or disputed card money the balances could not cover (not a ledger movement: the
+   * operator's loss), less the remainders of disputes won in the period (which can make it negative).
+   */
   unpaid: number;
   net: number;
   closing: number;
@@ -100,6 +107,7 @@ function movementOf(kind: string | null, source: string | null, negative: boolea
   if (kind === 'partial_refund') return 'partialRefunds';
   if (source === 'stripe_refund') return 'stripeRefunds';
   if (source === 'stripe_dispute') return 'stripeDisputes';
+  if (source === 'stripe_dispute_won') return 'stripeDisputesWon';
   return negative ? 'debits' : 'credits';
 }
 
@@ -177,7 +185,13 @@ function periodView(r: Omit<ReportPeriodRow, 'period'>) {
     charges: usd(m.charges),
     refunds: { full: usd(m.refunds), partial: usd(m.partialRefunds) },
     adjustments: { credits: usd(m.credits), debits: usd(m.debits) },
-    stripe: { refunds: usd(m.stripeRefunds), disputes: usd(m.stripeDisputes), unpaid: usd(r.unpaid), fees: 'n/a' as const },
+    stripe: {
+      refunds: usd(m.stripeRefunds),
+      disputes: usd(m.stripeDisputes),
+      disputesWon: usd(m.stripeDisputesWon),
+      unpaid: usd(r.unpaid),
+      fees: 'n/a' as const,
+    },
     net: usd(r.net),
     closing: usd(r.closing),
   };
@@ -206,7 +220,7 @@ export function reportView(r: MoneyReport) {
 
 const CSV_HEAD =
   'period,from,to,opening_usd,operator_topups_usd,card_topups_usd,charges_usd,refunds_usd,partial_refunds_usd,credits_usd,debits_usd,' +
-  'stripe_refunds_usd,stripe_disputes_usd,unpaid_usd,stripe_fees_usd,net_usd,closing_usd,balances_at_end_usd,reconciled';
+  'stripe_refunds_usd,stripe_disputes_usd,stripe_disputes_won_usd,unpaid_usd,stripe_fees_usd,net_usd,closing_usd,balances_at_end_usd,reconciled';
 
 /** CSV: one line per period, then a `total` line with the sum of balances at the end and whether it reconciles. */
 export function reportCsv(r: MoneyReport): string {

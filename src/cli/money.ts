@@ -89,6 +89,7 @@ export function addMoneyCommands(program: Command, run: Run, out: Out) {
             `debits             ${t.adjustments.debits.padStart(14)}`,
             `Stripe refunds     ${t.stripe.refunds.padStart(14)}`,
             `Stripe disputes    ${t.stripe.disputes.padStart(14)}`,
+            `disputes won       ${t.stripe.disputesWon.padStart(14)}`,
             `closing balances   ${t.closing.padStart(14)}`,
             `balances at end    ${v.reconciliation.balancesAtEnd.padStart(14)}  ${v.reconciliation.reconciled ? 'reconciled' : 'NOT RECONCILED'}`,
             `unpaid remainders  ${t.stripe.unpaid.padStart(14)}  (not covered by balances)`,

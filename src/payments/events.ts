@@ -3,11 +3,28 @@ import type { Ledger } from '../billing/index.js';
 import type { Clock } from '../clock.js';
 import type { Database, DB, TopupReversalsTable } from '../store/index.js';
 import { MICROS_PER_CENT } from './amounts.js';
+import { cancelWonDispute, disputeWon, insertOnce, wonBefore } from './disputes.js';
 import type { Stripe } from './stripe.js';
 
 /** What one webhook event did; the endpoint answers 200 with it (Stripe only needs the 2xx). */
 export type EventOutcome =
-  'credited' | 'already_credited' | 'expired' | 'not_paid' | 'unknown_session' | 'reversal_applied' | 'reversal_waiting' | 'duplicate' | 'ignored';
+  | 'credited'
+  | 'already_credited'
+  | 'expired'
+  | 'not_paid'
+  | 'unknown_session'
+  | 'reversal_applied'
+  | 'reversal_waiting'
+  /** A won dispute: what it debited is credited back, its unpaid remainder cleared. */
+  | 'dispute_won'
+  /** A dispute that debited nothing and never will: it was waiting for its top-up's credit, or was won before it was created. */
+  | 'dispute_cancelled'
+  /** A dispute won before GenGate saw it created: recorded, so its creation, when it comes, is cancelled. */
+  | 'dispute_won_early'
+  /** Funds reinstated for a dispute that is not won (a partially refunded payment): not credited automatically. */
+  | 'dispute_not_won'
+  | 'duplicate'
+  | 'ignored';
 
 type Reversal = { kind: 'refund'; chargeId: string; refundedCents: number } | { kind: 'dispute'; disputeId: string; cents: number };
 
@@ -24,7 +41,11 @@ const lockName = (paymentIntent: string) => `gengate:stripe:${paymentIntent}`;
  * - a refund (`charge.refunded`, whose amount is the charge's refunded total so far) or a dispute
  *   (`charge.dispute.created`) is a reversal row with its own key, then a debit of the account,
  *   never below zero, with the rest recorded as unpaid. A reversal that comes before its top-up's
- *   credit waits and is applied in the credit's transaction.
+ *   credit waits and is applied in the credit's transaction;
+ * - a won dispute (`charge.dispute.funds_reinstated` with status `won`) is a second row keyed by
+ *   the dispute (`dispute_won:<id>`) that gives back exactly what the dispute debited and clears
+ *   its unpaid remainder (negative debited and unpaid); a dispute still waiting, or not seen yet,
+ *   is cancelled instead and never debits (`disputes.ts`). `charge.dispute.closed` moves no money.
  * Everything about one payment intent runs under one lock (PostgreSQL advisory lock; SQLite has
  * one writer), so a refund and its credit never interleave.
  */
@@ -54,6 +75,18 @@ export class StripeEvents {
         if (!intent || dispute.currency !== 'usd') return 'ignored';
         return this.reversal(intent, { kind: 'dispute', disputeId: dispute.id, cents: dispute.amount }, event.id);
       }
+      case 'charge.dispute.funds_reinstated': {
+        const dispute = event.data.object;
+        const intent = idOf(dispute.payment_intent);
+        if (!intent || dispute.currency !== 'usd') return 'ignored';
+        if (dispute.status !== 'won') return 'dispute_not_won';
+        return this.database.tx(async (trx) => {
+          await this.database.lock(trx, lockName(intent));
+          return disputeWon(trx, this.ledger, this.clock, { intent, disputeId: dispute.id, cents: dispute.amount, eventId: event.id });
+        });
+      }
+      // A status change: the money of a won dispute comes with funds_reinstated (handled once, above).
+      case 'charge.dispute.closed':
       default:
         return 'ignored';
     }
@@ -86,6 +119,8 @@ export class StripeEvents {
       }
       await this.ledger.credit(trx, row.account_id, micros, 'topup', `card top-up ${row.id} (Stripe Checkout ${session.id}, event ${eventId})`, 'card');
       if (intent) {
+        // Rows settled before the credit (a dispute cancelled by its win) now belong to the top-up.
+        await trx.updateTable('topup_reversals').set({ topup_id: row.id }).where('payment_intent', '=', intent).where('topup_id', 'is', null).execute();
         const waiting = await trx
           .selectFrom('topup_reversals')
           .selectAll()
@@ -137,6 +172,7 @@ export class StripeEvents {
         id = `dispute:${what.disputeId}`;
       }
       if (micros <= 0) return 'duplicate';
+      if (what.kind === 'dispute' && (await wonBefore(trx, what.disputeId))) return cancelWonDispute(trx, this.clock, { intent, id, micros, eventId });
       const row: TopupReversalsTable = {
         id,
         payment_intent: intent,
@@ -150,13 +186,7 @@ export class StripeEvents {
         created_at: this.clock.now(),
         applied_at: null,
       };
-      const inserted = await trx
-        .insertInto('topup_reversals')
-        .values(row)
-        .onConflict((oc) => oc.column('id').doNothing())
-        .returning('id')
-        .executeTakeFirst();
-      if (!inserted) return 'duplicate';
+      if (!(await insertOnce(trx, row))) return 'duplicate';
       const topup = await trx
         .selectFrom('topups')
         .select(['id', 'account_id'])

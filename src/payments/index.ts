@@ -1,6 +1,6 @@
 /**
  * Card top-ups through Stripe Checkout (DECISIONS §22, decision 1904): amounts, Checkout Sessions,
- * the signed webhook that credits, refunds and disputes as adjustments, and the plain pages.
+ * the signed webhook that credits, refunds and disputes as adjustments (and gives back won disputes), and the plain pages.
  */
 import type { Ledger } from '../billing/index.js';
 import type { Clock } from '../clock.js';

@@ -19,7 +19,7 @@ export interface Checkout {
 /** A reversal as the operator sees it. */
 export interface ReversalView {
   id: string;
-  kind: 'refund' | 'dispute';
+  kind: TopupReversalsTable['kind'];
   amount: string;
   debited: string;
   unpaid: string;
@@ -39,6 +39,8 @@ export interface TopupView {
   paid: string;
   refunded: string;
   disputed: string;
+  /** Won disputes: their amount came back (what they had debited was credited back). */
+  disputesWon: string;
   unpaid: string;
   sessionId: string | null;
   createdAt: string;
@@ -76,6 +78,7 @@ function topupView(t: TopupsTable, reversals: TopupReversalsTable[]): TopupView 
     paid: usd(Number(t.paid_micros)),
     refunded: usd(sum((r) => r.kind === 'refund', 'amount_micros')),
     disputed: usd(sum((r) => r.kind === 'dispute', 'amount_micros')),
+    disputesWon: usd(sum((r) => r.kind === 'dispute_won', 'amount_micros')),
     unpaid: usd(sum(() => true, 'unpaid_micros')),
     sessionId: t.session_id,
     createdAt: iso(Number(t.created_at))!,

@@ -81,8 +81,8 @@ export interface LedgerTable {
   model: Generated<string | null>;
 }
 
-/** `card`: the credit of a card top-up; `stripe_refund` / `stripe_dispute`: the debit of a Stripe refund or dispute (decision 1906). */
-export type LedgerSource = 'card' | 'stripe_refund' | 'stripe_dispute';
+/** `card`: the credit of a card top-up; `stripe_refund` / `stripe_dispute`: the debit of a Stripe refund or dispute (decision 1906); `stripe_dispute_won`: the credit back of a won dispute (decision 1904, amended). */
+export type LedgerSource = 'card' | 'stripe_refund' | 'stripe_dispute' | 'stripe_dispute_won';
 
 /** What a key spent (charges less their refunds) in one period: the total (starts_at 0), a UTC day or a UTC month. */
 export interface KeySpendTable {
@@ -312,12 +312,12 @@ export interface TopupsTable {
   paid_at: number | null;
 }
 
-/** A Stripe refund or dispute of a top-up; `topup_id` null and `applied` 0 until the top-up is credited. */
+/** A Stripe refund or dispute of a top-up, or a won dispute (`dispute_won`: negative debited and unpaid, giving back the dispute's); `topup_id` null and `applied` 0 until the top-up is credited. */
 export interface TopupReversalsTable {
   id: string;
   payment_intent: string;
   topup_id: string | null;
-  kind: 'refund' | 'dispute';
+  kind: 'refund' | 'dispute' | 'dispute_won';
   amount_micros: number;
   debited_micros: number;
   unpaid_micros: number;

@@ -3,7 +3,7 @@ import { dialects } from '../helpers/db.js';
 import { gengate } from '../helpers/cli.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { FAST, create, expectLedgerInvariant, settle } from '../tasks/support.js';
-import { SECRET_KEY, WEBHOOK_SECRET, cardTopUp, deliver, disputed, refunded, startFakeStripe } from '../fakes/stripe.js';
+import { SECRET_KEY, WEBHOOK_SECRET, cardTopUp, deliver, disputeWon, disputed, refunded, startFakeStripe } from '../fakes/stripe.js';
 
 const ADMIN = 'admin-token-for-report-tests-012';
 const USD = 1_000_000;
@@ -83,7 +83,7 @@ describe.each(dialects())('the money report on %s', (dialect) => {
     expect(micros(t.refunds.full)).toBe(await taskCharge(bad));
     expect(micros(t.refunds.partial)).toBe(1_000);
     expect(t.adjustments).toEqual({ credits: '1.500000', debits: '-0.500000' });
-    expect(t.stripe).toEqual({ refunds: '-5.000000', disputes: '-2.000000', unpaid: '8.000000', fees: 'n/a' });
+    expect(t.stripe).toEqual({ refunds: '-5.000000', disputes: '-2.000000', disputesWon: '0.000000', unpaid: '8.000000', fees: 'n/a' });
     const sum = Object.values({ ...t.topups, ...t.refunds, ...t.adjustments, c: t.charges, r: t.stripe.refunds, d: t.stripe.disputes }).reduce(
       (acc: number, v) => acc + micros(v as string),
       0,
@@ -114,12 +114,12 @@ describe.each(dialects())('the money report on %s', (dialect) => {
     const csv = await csvRes.text();
     const lines = csv.trimEnd().split('\n');
     expect(lines[0]).toBe(
-      'period,from,to,opening_usd,operator_topups_usd,card_topups_usd,charges_usd,refunds_usd,partial_refunds_usd,credits_usd,debits_usd,stripe_refunds_usd,stripe_disputes_usd,unpaid_usd,stripe_fees_usd,net_usd,closing_usd,balances_at_end_usd,reconciled',
+      'period,from,to,opening_usd,operator_topups_usd,card_topups_usd,charges_usd,refunds_usd,partial_refunds_usd,credits_usd,debits_usd,stripe_refunds_usd,stripe_disputes_usd,stripe_disputes_won_usd,unpaid_usd,stripe_fees_usd,net_usd,closing_usd,balances_at_end_usd,reconciled',
     );
-    for (const line of lines) expect(line.split(',')).toHaveLength(19);
+    for (const line of lines) expect(line.split(',')).toHaveLength(20);
     expect(lines[1]).toMatch(/^\d{4}-\d{2},/);
     expect(lines.at(-1)).toBe(
-      `total,${from},${to},0.000000,15.000000,35.000000,${t.charges},${t.refunds.full},0.001000,1.500000,-0.500000,-5.000000,-2.000000,8.000000,n/a,${t.net},${t.closing},${t.closing},true`,
+      `total,${from},${to},0.000000,15.000000,35.000000,${t.charges},${t.refunds.full},0.001000,1.500000,-0.500000,-5.000000,-2.000000,0.000000,8.000000,n/a,${t.net},${t.closing},${t.closing},true`,
     );
     const env = { DATABASE_URL: s.db.url, DATA_DIR: s.db.dir };
     const cli = await gengate(['report', '--from', from, '--to', to, '--by', 'month', '--csv'], env);
@@ -132,6 +132,49 @@ describe.each(dialects())('the money report on %s', (dialect) => {
     const json = await gengate(['report', '--from', from, '--to', to, '--json'], env);
     expect(JSON.parse(json.stdout).reconciliation).toEqual(r.body.data.reconciliation);
   }, 120_000);
+
+  it('a won dispute gives back what the dispute took in its own column and clears the unpaid remainder; the report reconciles', async () => {
+    await pause();
+    const from = new Date().toISOString();
+    await pause();
+    // 10 paid, 8 spent, disputed in full: 2 debited, 8 unpaid.
+    const c = await card('10');
+    await s.services.database.tx((t) => s.services.ledger.charge(t, c.id, 8 * USD, null, 'spent'));
+    expect((await deliver(s.url, disputed(c.session, 1000, 'dp_report_won'))).body.outcome).toBe('reversal_applied');
+    await pause();
+    const mid = new Date().toISOString();
+    await pause();
+    // Won: the 2 come back, the 8 are no longer owed.
+    expect((await deliver(s.url, disputeWon(c.session, 1000, 'dp_report_won'))).body.outcome).toBe('dispute_won');
+    expect((await deliver(s.url, disputeWon(c.session, 1000, 'dp_report_won'))).body.outcome).toBe('duplicate');
+    await pause();
+    const to = new Date(Date.now() + 60_000).toISOString();
+
+    const whole = (await admin('GET', `/report?from=${from}&to=${to}`)).body.data;
+    expect(whole.total.stripe).toEqual({ refunds: '0.000000', disputes: '-2.000000', disputesWon: '2.000000', unpaid: '0.000000', fees: 'n/a' });
+    expect(whole.total).toMatchObject({ opening: whole.reconciliation.opening, charges: '-8.000000', topups: { operator: '0.000000', card: '10.000000' } });
+    expect(micros(whole.total.net)).toBe(2 * USD);
+    expect(whole.reconciliation).toMatchObject({ closing: whole.total.closing, balancesAtEnd: whole.total.closing, reconciled: true });
+    expect(micros(whole.total.closing)).toBe(await balances());
+    const before = (await admin('GET', `/report?from=${from}&to=${mid}`)).body.data.total;
+    const after = (await admin('GET', `/report?from=${mid}&to=${to}`)).body.data;
+    expect(before.stripe).toMatchObject({ disputes: '-2.000000', disputesWon: '0.000000', unpaid: '8.000000' });
+    expect(after.total.stripe).toMatchObject({ disputes: '0.000000', disputesWon: '2.000000', unpaid: '-8.000000' });
+    expect(after.total.net).toBe('2.000000');
+    expect(after.reconciliation.reconciled).toBe(true);
+
+    const env = { DATABASE_URL: s.db.url, DATA_DIR: s.db.dir };
+    const csv = await gengate(['report', '--from', from, '--to', to, '--csv'], env);
+    expect(csv.code, csv.stderr).toBe(0);
+    expect(csv.stdout.trimEnd().split('\n').at(-1)).toBe(
+      `total,${from},${to},${whole.total.opening},0.000000,10.000000,-8.000000,0.000000,0.000000,0.000000,0.000000,0.000000,-2.000000,2.000000,0.000000,n/a,2.000000,${whole.total.closing},${whole.total.closing},true`,
+    );
+    const text = await gengate(['report', '--from', mid, '--to', to], env);
+    expect(text.stdout).toMatch(/^disputes won\s+2\.000000$/m);
+    expect(text.stdout).toMatch(/^unpaid remainders\s+-8\.000000 /m);
+    expect(text.stdout).toMatch(/reconciled$/m);
+    await expectLedgerInvariant(s.services.database);
+  }, 60_000);
 
   it('lists every UTC day or month of the period and refuses bad parameters', async () => {
     const days = (await admin('GET', '/report?from=2026-01-30&to=2026-03-02')).body.data;

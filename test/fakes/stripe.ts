@@ -127,21 +127,28 @@ export const refunded = (s: FakeSession, refundedCents: number, opts: { id?: str
     opts,
   );
 
+/** A dispute of the session's charge as Stripe sends it in its events. */
+const disputeObject = (s: FakeSession, cents: number, disputeId: string, status: string) => ({
+  id: disputeId,
+  object: 'dispute',
+  amount: cents,
+  currency: 'usd',
+  charge: s.chargeId,
+  payment_intent: s.paymentIntent,
+  status,
+  reason: 'fraudulent',
+});
+
 export const disputed = (s: FakeSession, cents: number, disputeId = `dp_test_${Math.random().toString(36).slice(2, 10)}`, opts: { id?: string } = {}) =>
-  event(
-    'charge.dispute.created',
-    {
-      id: disputeId,
-      object: 'dispute',
-      amount: cents,
-      currency: 'usd',
-      charge: s.chargeId,
-      payment_intent: s.paymentIntent,
-      status: 'needs_response',
-      reason: 'fraudulent',
-    },
-    opts,
-  );
+  event('charge.dispute.created', disputeObject(s, cents, disputeId, 'needs_response'), opts);
+
+/** charge.dispute.funds_reinstated: the money of the dispute came back (`status` won, unless a test says otherwise). */
+export const disputeWon = (s: FakeSession, cents: number, disputeId: string, opts: { id?: string; status?: string } = {}) =>
+  event('charge.dispute.funds_reinstated', disputeObject(s, cents, disputeId, opts.status ?? 'won'), opts);
+
+/** charge.dispute.closed: the dispute's final status, which moves no money by itself. */
+export const disputeClosed = (s: FakeSession, cents: number, disputeId: string, status = 'won') =>
+  event('charge.dispute.closed', disputeObject(s, cents, disputeId, status));
 
 /** The body and Stripe-Signature header of a delivery, signed with stripe.webhooks.generateTestHeaderString. */
 export function signed(evt: Record<string, unknown>, opts: { secret?: string; timestamp?: number } = {}): { body: string; signature: string } {

@@ -5,7 +5,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { expectLedgerInvariant } from '../tasks/support.js';
-import { SECRET_KEY, WEBHOOK_SECRET, completed, deliver, disputed, expired, refunded, signed, startFakeStripe } from '../fakes/stripe.js';
+import {
+  SECRET_KEY,
+  WEBHOOK_SECRET,
+  completed,
+  deliver,
+  disputeClosed,
+  disputeWon,
+  disputed,
+  expired,
+  refunded,
+  signed,
+  startFakeStripe,
+} from '../fakes/stripe.js';
 
 const ADMIN = 'admin-token-for-topup-tests';
 const USD = 1_000_000;
@@ -260,6 +272,150 @@ describe.each(dialects())('card top-ups through Stripe Checkout (%s)', (dialect)
     expect((await deliver(s.url, evt)).body.outcome).toBe('duplicate');
     expect((await deliver(s.url, disputed(c.session, 2000, 'dp_test_once'))).body.outcome).toBe('duplicate'); // same dispute, another event
     expect(await balance(c.id)).toBe(5 * USD);
+  });
+
+  const adminTopups = async (accountId: string) => {
+    const r = await s.call('GET', `/admin/v1/topups?accountId=${accountId}`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    return r.body.data;
+  };
+  const entries = async (accountId: string) =>
+    (
+      await s.services.database.db
+        .selectFrom('ledger_entries')
+        .select(['kind', 'amount_micros', 'source'])
+        .where('account_id', '=', accountId)
+        .orderBy('id')
+        .execute()
+    ).map((e) => [e.kind, Number(e.amount_micros), e.source]);
+
+  it('a won dispute credits back what it debited, once; replays, a new event id and the closed event add nothing', async () => {
+    const c = await checkout(5, '20');
+    await deliver(s.url, completed(c.session));
+    expect((await deliver(s.url, disputed(c.session, 2000, 'dp_test_won'))).body.outcome).toBe('reversal_applied');
+    expect(await balance(c.id)).toBe(5 * USD);
+    const won = disputeWon(c.session, 2000, 'dp_test_won');
+    expect((await deliver(s.url, won)).body.outcome).toBe('dispute_won');
+    expect(await balance(c.id)).toBe(25 * USD);
+    for (let i = 0; i < 2; i++) expect((await deliver(s.url, won)).body.outcome).toBe('duplicate');
+    expect((await deliver(s.url, disputeWon(c.session, 2000, 'dp_test_won'))).body.outcome).toBe('duplicate'); // same dispute, another event
+    expect((await deliver(s.url, disputeClosed(c.session, 2000, 'dp_test_won'))).body.outcome).toBe('ignored');
+    expect((await deliver(s.url, disputed(c.session, 2000, 'dp_test_won'))).body.outcome).toBe('duplicate'); // its creation, again
+    expect(await balance(c.id)).toBe(25 * USD);
+    expect(await entries(c.id)).toEqual([
+      ['topup', 5 * USD, null],
+      ['topup', 20 * USD, 'card'],
+      ['adjustment', -20 * USD, 'stripe_dispute'],
+      ['adjustment', 20 * USD, 'stripe_dispute_won'],
+    ]);
+    const view = await adminTopups(c.id);
+    expect(view.unpaid).toBe('0.0000');
+    expect(view.topups[0]).toMatchObject({ disputed: '20.0000', disputesWon: '20.0000', unpaid: '0.0000' });
+    expect(view.topups[0].reversals).toEqual([
+      expect.objectContaining({ kind: 'dispute', amount: '20.0000', debited: '20.0000', unpaid: '0.0000', applied: true }),
+      expect.objectContaining({ kind: 'dispute_won', amount: '20.0000', debited: '-20.0000', unpaid: '0.0000', applied: true }),
+    ]);
+    expect((await s.call('GET', '/api/v1/topups', { key: c.key })).body.data[0]).toMatchObject({ disputed: '20.0000', disputesWon: '20.0000' });
+    await expectLedgerInvariant(s.services.database);
+  });
+
+  it('a won dispute that could take only part of its amount credits back that part and clears its unpaid remainder', async () => {
+    const c = await checkout(0, '10');
+    await deliver(s.url, completed(c.session));
+    await s.services.database.tx((trx) => s.services.ledger.charge(trx, c.id, 8 * USD, null, 'spent'));
+    expect((await deliver(s.url, disputed(c.session, 1000, 'dp_test_part'))).body.outcome).toBe('reversal_applied');
+    expect(await balance(c.id)).toBe(0);
+    expect((await adminTopups(c.id)).unpaid).toBe('8.0000');
+    expect((await deliver(s.url, disputeWon(c.session, 1000, 'dp_test_part'))).body.outcome).toBe('dispute_won');
+    expect(await balance(c.id)).toBe(2 * USD); // the 2 it took, not the 10 disputed
+    const view = await adminTopups(c.id);
+    expect(view.unpaid).toBe('0.0000');
+    expect(view.topups[0]).toMatchObject({ disputed: '10.0000', disputesWon: '10.0000', unpaid: '0.0000' });
+    expect(view.topups[0].reversals.at(-1)).toMatchObject({ kind: 'dispute_won', debited: '-2.0000', unpaid: '-8.0000' });
+    expect((await entries(c.id)).filter((e) => e[2] === 'stripe_dispute_won')).toEqual([['adjustment', 2 * USD, 'stripe_dispute_won']]);
+    // A dispute that took nothing (the balance was spent) gives nothing back, but clears its remainder.
+    const more = await checkout(0, '10');
+    await deliver(s.url, completed(more.session));
+    await s.services.database.tx((trx) => s.services.ledger.charge(trx, more.id, 10 * USD, null, 'spent'));
+    await deliver(s.url, disputed(more.session, 1000, 'dp_test_none'));
+    expect((await deliver(s.url, disputeWon(more.session, 1000, 'dp_test_none'))).body.outcome).toBe('dispute_won');
+    expect(await balance(more.id)).toBe(0);
+    expect((await entries(more.id)).filter((e) => e[0] === 'adjustment')).toEqual([]);
+    expect((await adminTopups(more.id)).unpaid).toBe('0.0000');
+    await expectLedgerInvariant(s.services.database);
+  });
+
+  it('a dispute won while it waits for its top-up is cancelled: the credit is whole and nothing is debited', async () => {
+    const c = await checkout(0, '30');
+    expect((await deliver(s.url, disputed(c.session, 3000, 'dp_test_wait'))).body.outcome).toBe('reversal_waiting');
+    expect((await deliver(s.url, disputeWon(c.session, 3000, 'dp_test_wait'))).body.outcome).toBe('dispute_cancelled');
+    const all = await s.call('GET', '/admin/v1/topups', { headers: { authorization: `Bearer ${ADMIN}` } });
+    expect(all.body.data.waiting.filter((r: { paymentIntent: string }) => r.paymentIntent === c.session.paymentIntent)).toEqual([]);
+    expect((await deliver(s.url, completed(c.session))).body.outcome).toBe('credited');
+    expect(await balance(c.id)).toBe(30 * USD);
+    expect(await entries(c.id)).toEqual([['topup', 30 * USD, 'card']]);
+    expect((await adminTopups(c.id)).topups[0]).toMatchObject({ disputed: '30.0000', disputesWon: '30.0000', unpaid: '0.0000' });
+    expect((await deliver(s.url, disputeWon(c.session, 3000, 'dp_test_wait'))).body.outcome).toBe('duplicate');
+    await expectLedgerInvariant(s.services.database);
+  });
+
+  it('a win that arrives before its dispute credits nothing, and the dispute, when it comes, debits nothing', async () => {
+    const c = await checkout(0, '15');
+    await deliver(s.url, completed(c.session));
+    expect((await deliver(s.url, disputeWon(c.session, 1500, 'dp_test_early'))).body.outcome).toBe('dispute_won_early');
+    expect(await balance(c.id)).toBe(15 * USD);
+    expect((await deliver(s.url, disputed(c.session, 1500, 'dp_test_early'))).body.outcome).toBe('dispute_cancelled');
+    expect((await deliver(s.url, disputed(c.session, 1500, 'dp_test_early'))).body.outcome).toBe('duplicate');
+    expect((await deliver(s.url, disputeWon(c.session, 1500, 'dp_test_early'))).body.outcome).toBe('duplicate');
+    expect(await balance(c.id)).toBe(15 * USD);
+    expect(await entries(c.id)).toEqual([['topup', 15 * USD, 'card']]);
+    expect((await adminTopups(c.id)).topups[0]).toMatchObject({ disputed: '15.0000', disputesWon: '15.0000', unpaid: '0.0000' });
+    // Before the top-up's credit too: the credit is whole.
+    const early = await checkout(0, '10');
+    expect((await deliver(s.url, disputeWon(early.session, 1000, 'dp_test_earlier'))).body.outcome).toBe('dispute_won_early');
+    expect((await deliver(s.url, disputed(early.session, 1000, 'dp_test_earlier'))).body.outcome).toBe('dispute_cancelled');
+    expect((await deliver(s.url, completed(early.session))).body.outcome).toBe('credited');
+    expect(await balance(early.id)).toBe(10 * USD);
+    expect((await adminTopups(early.id)).topups[0]).toMatchObject({ disputed: '10.0000', disputesWon: '10.0000', unpaid: '0.0000' });
+    await expectLedgerInvariant(s.services.database);
+  });
+
+  it('funds reinstated for a dispute that is not won credit nothing', async () => {
+    const c = await checkout(0, '10');
+    await deliver(s.url, completed(c.session));
+    await deliver(s.url, disputed(c.session, 1000, 'dp_test_lost'));
+    expect((await deliver(s.url, disputeWon(c.session, 1000, 'dp_test_lost', { status: 'lost' }))).body.outcome).toBe('dispute_not_won');
+    expect((await deliver(s.url, disputeClosed(c.session, 1000, 'dp_test_lost', 'lost'))).body.outcome).toBe('ignored');
+    expect(await balance(c.id)).toBe(0);
+  });
+
+  it('a win delivered many times at once, and together with its dispute in either order, credits back once', async () => {
+    const c = await checkout(0, '40');
+    await deliver(s.url, completed(c.session));
+    await deliver(s.url, disputed(c.session, 4000, 'dp_test_many'));
+    const won = signed(disputeWon(c.session, 4000, 'dp_test_many'));
+    const again = signed(disputeWon(c.session, 4000, 'dp_test_many'));
+    const outcomes = await Promise.all(Array.from({ length: 12 }, (_, i) => deliver(s.url, i % 3 ? won : again)));
+    expect(outcomes.map((o) => o.status)).toEqual(Array(12).fill(200));
+    expect(outcomes.filter((o) => o.body.outcome === 'dispute_won')).toHaveLength(1);
+    expect(outcomes.filter((o) => o.body.outcome !== 'dispute_won')).toHaveLength(11);
+    expect(await balance(c.id)).toBe(40 * USD);
+    // A dispute and its win arriving at once: whichever is handled first, the balance ends where it began.
+    const d = await checkout(0, '25');
+    await deliver(s.url, completed(d.session));
+    const created = signed(disputed(d.session, 2500, 'dp_test_race'));
+    const reinstated = signed(disputeWon(d.session, 2500, 'dp_test_race'));
+    const raced = await Promise.all(Array.from({ length: 10 }, (_, i) => deliver(s.url, i % 2 ? created : reinstated)));
+    expect(raced.map((o) => o.status)).toEqual(Array(10).fill(200));
+    const named = raced.map((o) => o.body.outcome as string).filter((o) => o !== 'duplicate');
+    expect([
+      ['dispute_won', 'reversal_applied'],
+      ['dispute_cancelled', 'dispute_won_early'],
+    ]).toContainEqual(named.sort());
+    expect(await balance(d.id)).toBe(25 * USD);
+    const moved = (await entries(d.id)).filter((e) => e[0] === 'adjustment');
+    expect(moved.reduce((sum, e) => sum + Number(e[1]), 0)).toBe(0);
+    await expectLedgerInvariant(s.services.database);
   });
 
   it('a refund that arrives before the completion waits and is applied with the credit', async () => {

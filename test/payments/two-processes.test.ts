@@ -5,7 +5,7 @@ import { buildServices, type Services } from '../../src/services.js';
 import { spawnServe, stop } from '../helpers/cli.js';
 import { createTestDb, dialects, type TestDb } from '../helpers/db.js';
 import { UNLIMITED, expectLedgerInvariant } from '../tasks/support.js';
-import { SECRET_KEY, WEBHOOK_SECRET, completed, deliver, disputed, refunded, signed, startFakeStripe } from '../fakes/stripe.js';
+import { SECRET_KEY, WEBHOOK_SECRET, completed, deliver, disputeWon, disputed, refunded, signed, startFakeStripe } from '../fakes/stripe.js';
 
 const USD = 1_000_000;
 
@@ -47,7 +47,7 @@ describe.each(dialects())('Stripe events delivered to two processes at once (%s)
     await db?.drop();
   });
 
-  it('credits a completed session once, and applies a refund and a dispute once, whichever process gets them', async () => {
+  it('credits a completed session once, and applies a refund, a dispute and its win once, whichever process gets them', async () => {
     const { account, apiKey } = await services.accounts.create('two', 0);
     const started = await fetch(`${urls[0]}/api/v1/topups`, {
       method: 'POST',
@@ -73,12 +73,18 @@ describe.each(dialects())('Stripe events delivered to two processes at once (%s)
     const dispute = await everywhere(signed(disputed(session, 2500, 'dp_test_two')));
     expect(dispute.filter((o) => o === 'reversal_applied')).toHaveLength(1);
     expect(await services.accounts.balanceMicros(account.id)).toBe(0);
+    // The win, as two events (Stripe's retry under a new id) each sent to both processes at once.
+    const won = await Promise.all([everywhere(signed(disputeWon(session, 2500, 'dp_test_two'))), everywhere(signed(disputeWon(session, 2500, 'dp_test_two')))]);
+    expect(won.flat().filter((o) => o === 'dispute_won')).toHaveLength(1);
+    expect(won.flat().filter((o) => o !== 'dispute_won')).toEqual(Array(7).fill('duplicate'));
+    expect(await services.accounts.balanceMicros(account.id)).toBe(25 * USD);
 
     const ledger = await services.ledger.entries(services.database.db, account.id);
     expect(ledger.map((e) => [e.kind, e.amountMicros])).toEqual([
       ['topup', 40 * USD],
       ['adjustment', -15 * USD],
       ['adjustment', -25 * USD],
+      ['adjustment', 25 * USD],
     ]);
     await expectLedgerInvariant(services.database);
   });

@@ -11,7 +11,7 @@ interface Movements {
   charges: string;
   refunds: { full: string; partial: string };
   adjustments: { credits: string; debits: string };
-  stripe: { refunds: string; disputes: string; unpaid: string };
+  stripe: { refunds: string; disputes: string; disputesWon: string; unpaid: string };
   net: string;
   closing: string;
 }
@@ -34,7 +34,17 @@ interface Report {
 }
 
 interface Topups {
-  topups: Array<{ id: string; accountId: string; amount: string; status: string; refunded: string; disputed: string; unpaid: string; createdAt: string }>;
+  topups: Array<{
+    id: string;
+    accountId: string;
+    amount: string;
+    status: string;
+    refunded: string;
+    disputed: string;
+    disputesWon: string;
+    unpaid: string;
+    createdAt: string;
+  }>;
   unpaid: string;
 }
 
@@ -49,6 +59,7 @@ const COLUMNS: [string, (m: Movements) => string][] = [
   ['Debits', (m) => m.adjustments.debits],
   ['Stripe refunds', (m) => m.stripe.refunds],
   ['Disputes', (m) => m.stripe.disputes],
+  ['Disputes won', (m) => m.stripe.disputesWon],
   ['Net', (m) => m.net],
   ['Closing', (m) => m.closing],
 ];
@@ -178,6 +189,7 @@ export function AdminReport({ query }: { query: URLSearchParams }) {
                 <span class="badge">{t.status}</span>
                 {t.refunded !== '0.0000' && ` refunded ${t.refunded}`}
                 {t.disputed !== '0.0000' && ` disputed ${t.disputed}`}
+                {t.disputesWon !== '0.0000' && ` won back ${t.disputesWon}`}
                 {t.unpaid !== '0.0000' && ` unpaid ${t.unpaid}`}
               </li>
             ))}
