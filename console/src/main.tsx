@@ -12,6 +12,7 @@ import { TaskList } from './pages/tasks.js';
 import { TaskDetail } from './pages/task.js';
 import { Keys } from './pages/keys.js';
 import { Webhooks } from './pages/webhooks.js';
+import { Members } from './pages/members.js';
 import { Usage } from './pages/usage.js';
 import { TopUp } from './pages/topup.js';
 import './style.css';
@@ -74,6 +75,7 @@ function Nav() {
             {link('/usage', 'Usage')}
             {link('/keys', 'Keys')}
             {link('/webhooks', 'Webhooks')}
+            {link('/members', 'Members')}
             {session.session.role === 'operator' && link('/admin', 'Operator')}
             <li>
               <a href="/docs">API reference</a>
@@ -140,6 +142,7 @@ function Routes() {
   if (path === '/tasks') return <TaskList query={loc.searchParams} />;
   if (path === '/keys') return <Keys />;
   if (path === '/webhooks') return <Webhooks />;
+  if (path === '/members') return <Members />;
   if (path === '/usage') return <Usage query={loc.searchParams} />;
   if (path === '/topup') return <TopUp />;
   if (path === '/admin' || path.startsWith('/admin/')) return <Admin path={path} query={loc.searchParams} />;

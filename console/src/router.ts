@@ -17,6 +17,7 @@ export const PAGES = [
   '/tasks',
   '/keys',
   '/webhooks',
+  '/members',
   '/usage',
   '/topup',
   ...ADMIN_PAGES,

@@ -1,6 +1,6 @@
-// Shared pieces: page frame, states (loading, empty, error), state badges.
+// Shared pieces: page frame, states (loading, empty, error), state badges, copy and confirm buttons.
 import type { ComponentChildren } from 'preact';
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { TaskState } from './api.js';
 
 /** A page: sets the document title and moves focus to the heading after navigation (screen readers hear the new page). */
@@ -52,3 +52,72 @@ export function StateBadge({ state }: { state: TaskState }) {
 }
 
 export const FINAL: TaskState[] = ['success', 'fail'];
+
+/** Copies `text`; where the clipboard is refused (plain http, permissions) it selects the element `selectId` so the user can copy it. */
+export function CopyButton({ text, selectId, label = 'Copy' }: { text: string; selectId: string; label?: string }) {
+  const [copied, setCopied] = useState(false);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      setCopied(true);
+      setTimeout(() => setCopied(false), 2000);
+    } catch {
+      const el = document.getElementById(selectId);
+      if (el) getSelection()?.selectAllChildren(el);
+    }
+  };
+  return (
+    <button type="button" class="secondary" onClick={copy}>
+      {copied ? 'Copied' : label}
+    </button>
+  );
+}
+
+/**
+ * A change that asks once more: `label` (`name` for screen readers: "Revoke nightly job") opens the
+ * question, "`name` now" does it, `keep` goes back; a refusal is shown under it in the server's words.
+ */
+export function ConfirmButton({
+  label,
+  name,
+  keep = 'Keep it',
+  run,
+  errorTitle,
+}: {
+  label: string;
+  name: string;
+  keep?: string;
+  run: () => Promise<unknown>;
+  errorTitle: string;
+}) {
+  const [asking, setAsking] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const go = async () => {
+    setError(null);
+    try {
+      await run();
+      setAsking(false);
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return (
+    <>
+      {asking ? (
+        <span class="row">
+          <button class="danger" onClick={go}>
+            {name} now
+          </button>
+          <button class="link" onClick={() => setAsking(false)}>
+            {keep}
+          </button>
+        </span>
+      ) : (
+        <button onClick={() => setAsking(true)} aria-label={name}>
+          {label}
+        </button>
+      )}
+      <ErrorBox error={error} title={errorTitle} />
+    </>
+  );
+}

@@ -20,6 +20,7 @@ export const CONSOLE_PAGES = [
   '/tasks/:taskId',
   '/keys',
   '/webhooks',
+  '/members',
   '/usage',
   '/topup',
   ...ADMIN_CONSOLE_PAGES,

@@ -275,6 +275,36 @@ export class Members {
     return { invite: inviteView(row), url, emailed };
   }
 
+  /** The account's pending invites (neither accepted nor expired), oldest first; never their tokens. */
+  async listInvites(accountId: string): Promise<InviteView[]> {
+    const rows = await this.database.db
+      .selectFrom('member_invites')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('accepted_at', 'is', null)
+      .where('expires_at', '>', this.clock.now())
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    return rows.map(inviteView);
+  }
+
+  /** Withdraws a pending invite of the account: its link is refused from now on (as an unknown one). */
+  async revokeInvite(id: string, accountId: string): Promise<InviteView> {
+    return this.database.tx(async (trx) => {
+      const row = await trx
+        .deleteFrom('member_invites')
+        .where('id', '=', id)
+        .where('account_id', '=', accountId)
+        .where('accepted_at', 'is', null)
+        .where('expires_at', '>', this.clock.now())
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) throw Errors.notFound(`no pending invite ${JSON.stringify(id)} in this account`);
+      return inviteView(row);
+    });
+  }
+
   /** Accepts an invite once: the member is created with the invite's email and role, and signed in. */
   async acceptInvite(token: unknown, password: unknown, meta: ClientMeta): Promise<SignedIn> {
     if (typeof token !== 'string' || token === '') throw Errors.missingField('inviteToken', 'the token of the invite link');

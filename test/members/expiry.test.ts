@@ -4,7 +4,7 @@ import { dialects } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { MovableClock } from '../tasks/support.js';
 import { hashPassword } from '../../src/members/index.js';
-import { Invite, Member, SessionAnswer, SessionRow } from '../../src/api/auth/operation.js';
+import { Invite, Member, PendingInvite, SessionAnswer, SessionRow } from '../../src/api/auth/operation.js';
 import { asBrowser, signedIn } from './support.js';
 
 const PASSWORD = 'correct horse battery';
@@ -52,6 +52,9 @@ describe.each(dialects())('sessions over time, stored hashes and documented answ
     (await as('GET', '/api/v1/auth/members')).body.data.forEach((x: unknown) => strict(Member, x));
     const inv = (await as('POST', '/api/v1/auth/members/invite', { body: { email: 'doc2@example.com', role: 'owner' } })).body.data;
     strict(Invite, inv);
+    const pending = (await as('GET', '/api/v1/auth/invites')).body.data;
+    expect(pending).toHaveLength(1);
+    strict(PendingInvite, pending[0]);
     expect(inv.emailed).toBe(false); // no SMTP here: the owner passes the link on
     const token = new URL(inv.url).hash.replace('#token=', '');
     const joined = await signedIn(await s.call('POST', '/api/v1/auth/invites/accept', { body: { token, password: PASSWORD } }));

@@ -183,7 +183,7 @@ describe.each(dialects())('members and sign-in on %s', (dialect) => {
     expect(smtp.mails.length).toBe(count);
   });
 
-  it('owners invite (emailed link, once), change roles and remove members; a member cannot manage members', async () => {
+  it('owners invite (emailed link, once), change roles and remove members; a member sees the members but cannot manage them', async () => {
     const owner = await signUp('gus@example.com', 'gus co');
     const asOwner = asBrowser(s, owner);
     const sent = smtp.mails.length;
@@ -200,9 +200,13 @@ describe.each(dialects())('members and sign-in on %s', (dialect) => {
     const used = await s.call('POST', '/api/v1/auth/invites/accept', { body: { token, password: PASSWORD } });
     expect(used.status).toBe(400);
     const asHal = asBrowser(s, hal);
+    // A member may look at the account's members (the console's read-only list), not change them.
+    const seen = await asHal('GET', '/api/v1/auth/members');
+    expect(seen.status).toBe(200);
+    expect(seen.body.data.map((m: any) => m.email)).toEqual(['gus@example.com', 'hal@example.com']);
     for (const [method, path, body] of [
-      ['GET', '/api/v1/auth/members', undefined],
       ['POST', '/api/v1/auth/members/invite', { email: 'ivy@example.com' }],
+      ['POST', `/api/v1/auth/members/${hal.data.member.id}/role`, { role: 'owner' }],
       ['POST', `/api/v1/auth/members/${owner.data.member.id}/remove`, undefined],
     ] as const) {
       const r = await asHal(method, path, { body });

@@ -3,7 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, loadModels, type ModelEntry } from '../api.js';
 import { when } from '../format.js';
-import { Empty, ErrorBox, Loading, Page } from '../ui.js';
+import { ConfirmButton, Empty, ErrorBox, Loading, Page } from '../ui.js';
 
 export interface ApiKeyView {
   id: string;
@@ -127,36 +127,12 @@ function NewKeyForm({ models, onMade }: { models: ModelEntry[]; onMade: (secret:
 }
 
 function RevokeButton({ k, onRevoked }: { k: ApiKeyView; onRevoked: () => void }) {
-  const [asking, setAsking] = useState(false);
-  const [error, setError] = useState<unknown>(null);
   if (k.revokedAt) return <span class="badge off">revoked {when(ms(k.revokedAt))}</span>;
   const revoke = async () => {
-    try {
-      await api('POST', `/api/v1/keys/${encodeURIComponent(k.id)}/revoke`);
-      onRevoked();
-    } catch (err) {
-      setError(err);
-    }
+    await api('POST', `/api/v1/keys/${encodeURIComponent(k.id)}/revoke`);
+    onRevoked();
   };
-  return (
-    <>
-      {asking ? (
-        <span class="row">
-          <button class="danger" onClick={revoke}>
-            Revoke {k.name} now
-          </button>
-          <button class="link" onClick={() => setAsking(false)}>
-            Keep it
-          </button>
-        </span>
-      ) : (
-        <button onClick={() => setAsking(true)} aria-label={`Revoke ${k.name}`}>
-          Revoke
-        </button>
-      )}
-      <ErrorBox error={error} title="Not revoked" />
-    </>
-  );
+  return <ConfirmButton label="Revoke" name={`Revoke ${k.name}`} run={revoke} errorTitle="Not revoked" />;
 }
 
 export function Keys() {

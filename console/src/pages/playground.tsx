@@ -7,7 +7,7 @@ import { fieldsOf, initialValues, inputOf, type FieldDef, type Value } from '../
 import { navigate } from '../router.js';
 import { CancelButton, TaskOutcome, useLiveTask } from '../result.js';
 import { snippet, type Lang } from '../snippets.js';
-import { Empty, ErrorBox, Loading, Page } from '../ui.js';
+import { CopyButton, Empty, ErrorBox, Loading, Page } from '../ui.js';
 
 const PRICE_FIELDS = ['resolution', 'quality', 'duration', 'generate_audio'];
 
@@ -59,18 +59,7 @@ function Picker({ models }: { models: ModelEntry[] }) {
 
 function Snippets({ body }: { body: unknown }) {
   const [lang, setLang] = useState<Lang>('curl');
-  const [copied, setCopied] = useState(false);
   const text = snippet(lang, location.origin, body);
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(text);
-      setCopied(true);
-      setTimeout(() => setCopied(false), 2000);
-    } catch {
-      const pre = document.getElementById('snippet');
-      if (pre) getSelection()?.selectAllChildren(pre);
-    }
-  };
   return (
     <details class="card snippets">
       <summary>Copy as curl / as code</summary>
@@ -81,9 +70,7 @@ function Snippets({ body }: { body: unknown }) {
           <option value="javascript">JavaScript (fetch)</option>
           <option value="python">Python</option>
         </select>
-        <button type="button" class="secondary" onClick={copy}>
-          {copied ? 'Copied' : 'Copy'}
-        </button>
+        <CopyButton text={text} selectId="snippet" />
       </div>
       <pre id="snippet" class="code" tabIndex={0} aria-label={`The request as ${lang}`}>
         {text}

@@ -1,5 +1,5 @@
 import type { AuthOperation } from './operation.js';
-import { acceptInvite, inviteMember, listMembers, removeMember, setMemberRole } from './members.js';
+import { acceptInvite, inviteMember, listInvites, listMembers, removeMember, revokeInvite, setMemberRole } from './members.js';
 import { listOAuthGrants, revokeOAuthGrant } from './oauth-grants.js';
 import { forgotPassword, resetPassword } from './passwords.js';
 import { currentSession, listSessions, revokeSession } from './sessions.js';
@@ -21,6 +21,8 @@ export const AUTH_OPERATIONS: AuthOperation[] = [
   inviteMember,
   setMemberRole,
   removeMember,
+  listInvites,
+  revokeInvite,
   listOAuthGrants,
   revokeOAuthGrant,
 ];

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parseWith } from '../../errors.js';
 import { adminIdParams } from '../admin.js';
-import { authOp, Invite, Member, SessionAnswer, sessionAnswer } from './operation.js';
+import { authOp, Invite, Member, PendingInvite, SessionAnswer, sessionAnswer } from './operation.js';
 import { limitSignIn } from './sign-in.js';
 
 export const memberBodies = {
@@ -12,15 +12,44 @@ export const memberBodies = {
 const memberParam = { id: 'The member id (mem_...)' };
 
 export const listMembers = authOp(
-  'owner',
+  'member',
   {
     method: 'get',
     path: '/api/v1/auth/members',
     id: 'listMembers',
-    summary: "The members of the signed-in owner's account",
+    summary: "The members of the signed-in member's account (any member may look; owners manage them)",
     ok: [z.array(Member), 'Members'],
   },
   async (s, call) => ({ data: await s.members.list(call.session!.accountId) }),
+);
+
+export const listInvites = authOp(
+  'member',
+  {
+    method: 'get',
+    path: '/api/v1/auth/invites',
+    id: 'listInvites',
+    summary: "The account's pending invites (neither accepted nor expired), oldest first; never their links",
+    ok: [z.array(PendingInvite), 'Pending invites'],
+  },
+  async (s, call) => ({ data: await s.members.listInvites(call.session!.accountId) }),
+);
+
+export const revokeInvite = authOp(
+  'owner',
+  {
+    method: 'post',
+    path: '/api/v1/auth/invites/:id/revoke',
+    id: 'revokeInvite',
+    summary: 'Withdraw a pending invite: its link is refused from now on',
+    params: { id: 'The invite id (inv_...)' },
+    ok: [PendingInvite, 'The withdrawn invite'],
+    errors: ['invalid_request', 'not_found'],
+  },
+  async (s, call) => {
+    const { id } = parseWith(adminIdParams, call.params, '');
+    return { data: await s.members.revokeInvite(id, call.session!.accountId) };
+  },
 );
 
 export const inviteMember = authOp(

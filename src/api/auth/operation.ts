@@ -97,15 +97,17 @@ export const SessionRow = z.object({
   userAgent: z.string().nullable(),
   current: z.boolean(),
 });
+/** A pending invite as the account's members see it (never its token). */
+export const PendingInvite = z.object({
+  id: z.string(),
+  accountId: z.string(),
+  email: z.string(),
+  role: z.enum(['owner', 'member']),
+  createdAt: z.string(),
+  expiresAt: z.string(),
+});
 export const Invite = z.object({
-  invite: z.object({
-    id: z.string(),
-    accountId: z.string(),
-    email: z.string(),
-    role: z.enum(['owner', 'member']),
-    createdAt: z.string(),
-    expiresAt: z.string(),
-  }),
+  invite: PendingInvite,
   url: z.string().describe('the invite link (also emailed when SMTP is set); its token is in the fragment'),
   emailed: z.boolean(),
 });
