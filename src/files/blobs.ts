@@ -39,6 +39,12 @@ const SAFE_KEY = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9._-]+)*$/;
 /** Blobs as files under one folder; every key is checked so no path can leave it. */
 export class DiskBlobStore implements BlobStore {
   private readonly root: string;
+  /**
+   * Sources that reached the file system's limit of hard links (EMLINK: 65,000 on ext4, so after
+   * that many results of one cached render) mapped to the blob last copied from them: later puts
+   * link to that copy, so each 65,000 results cost one copy of the bytes, not one each.
+   */
+  private readonly relinked = new Map<string, string>();
 
   constructor(root: string) {
     this.root = path.resolve(root);
@@ -64,7 +70,30 @@ export class DiskBlobStore implements BlobStore {
       : false;
     // Otherwise a hard link (no bytes copied: a cached render becomes a result at no cost), and a
     // copy where links are not possible (another file system, or a file system without them).
-    if (!moved) await this.write(key, (tmp) => link(src, tmp).catch(() => copyFile(src, tmp, constants.COPYFILE_FICLONE)));
+    if (!moved) await this.linkOrCopy(src, dst, key);
+  }
+
+  private async linkOrCopy(src: string, dst: string, key: string): Promise<void> {
+    const copy = this.relinked.get(src);
+    let full = false;
+    await this.write(key, async (tmp) => {
+      // The copy made when `src` was full of links, unless it is gone (its blob deleted, or full in turn).
+      if (
+        copy &&
+        (await link(copy, tmp).then(
+          () => true,
+          () => false,
+        ))
+      )
+        return;
+      try {
+        await link(src, tmp);
+      } catch (e) {
+        full = (e as NodeJS.ErrnoException).code === 'EMLINK';
+        await copyFile(src, tmp, constants.COPYFILE_FICLONE);
+      }
+    });
+    if (full) this.relinked.set(src, dst);
   }
 
   async putBytes(key: string, bytes: Buffer): Promise<void> {
