@@ -126,3 +126,13 @@ export async function serverWithUpstream(dialect: 'sqlite' | 'postgres', env: Re
   s.services.engine.start();
   return { s, fake };
 }
+
+/** The notice token GenGate gave the fake upstream with task `id` (from its callBackUrl). */
+export function noticeToken(fake: FakeUpstream, id: string): string {
+  return /notify\/([A-Za-z0-9_-]+)$/.exec(fake.creates.find((c) => c.key === `gengate-${id}`)!.body.callBackUrl)![1]!;
+}
+
+/** Posts an upstream's completion notice for `token` to the server's notify address. */
+export function postNotice(s: TestServer, token: string, body = '{}', type = 'application/json'): Promise<Response> {
+  return fetch(`${s.url}/upstream/v1/notify/${token}`, { method: 'POST', body, headers: { 'content-type': type } });
+}

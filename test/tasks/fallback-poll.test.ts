@@ -2,11 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/db.js';
 import type { TestServer } from '../helpers/server.js';
-import { serverWithUpstream, type FakeUpstream } from './fake-upstream.js';
+import { noticeToken, postNotice, serverWithUpstream, type FakeUpstream } from './fake-upstream.js';
 import { create, eventually, info, settle } from './support.js';
-
-const notifyTo = (s: TestServer, token: string) =>
-  fetch(`${s.url}/upstream/v1/notify/${token}`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
 
 /**
  * Decision 2102: with UPSTREAM_WEBHOOKS, a route whose upstream posts a notice when a job ends
@@ -39,11 +36,11 @@ describe.each(dialects())('safety-net polls of routes that send notices on %s', 
     await sleep(1_000);
     // Without the fallback interval this second would have taken about 20 polls.
     expect(fake.state.recordInfos - polls0).toBe(1);
-    const token = /notify\/([A-Za-z0-9_-]+)$/.exec(fake.creates.find((c) => c.key === `gengate-${id}`)!.body.callBackUrl)![1]!;
+    const token = noticeToken(fake, id);
     fake.state.taskState = 'success';
     const noticed = Date.now();
     const before = fake.state.recordInfos;
-    expect((await notifyTo(s, token)).status).toBe(200);
+    expect((await postNotice(s, token)).status).toBe(200);
     expect((await settle(s, a.key, id, 5_000)).state).toBe('success');
     expect(Date.now() - noticed).toBeLessThan(1_000);
     // One status read: the results come from the record the poll found finished (DoneRecords).

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { startReceiver } from '../callbacks/receiver.js';
 import type { TestServer } from '../helpers/server.js';
-import { serverWithUpstream, type FakeUpstream } from './fake-upstream.js';
+import { noticeToken, postNotice, serverWithUpstream, type FakeUpstream } from './fake-upstream.js';
 import { create, eventually, info } from './support.js';
 
 /** One statement this test process sent to PostgreSQL: its text, its connection, and the rows it returned or changed once answered. */
@@ -98,11 +98,11 @@ describe('the statements of one finished task on postgres', () => {
     const a = await s.account(1);
     const id = await create(s, a.key, 'nano-banana-2', { prompt: 'an owl' }, { callBackUrl: `${hook.url}/done` });
     await eventually(async () => (await info(s, a.key, id)).state === 'queuing' && s.services.engine.held === 1);
-    const token = /notify\/([A-Za-z0-9_-]+)$/.exec(fake.creates.find((c) => c.key === `gengate-${id}`)!.body.callBackUrl)![1]!;
+    const token = noticeToken(fake, id);
     fake.state.taskState = 'success';
     sent.length = 0;
     recording = true;
-    const r = await fetch(`${s.url}/upstream/v1/notify/${token}`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    const r = await postNotice(s, token);
     expect(r.status).toBe(200);
     await eventually(async () => {
       const { rows } = await sql<{ status: string }>`select status from callbacks where task_id = ${id} /* probe */`.execute(s.services.database.db);

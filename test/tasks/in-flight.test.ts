@@ -6,7 +6,7 @@ import { MICROS_PER_USD } from '../../src/billing/index.js';
 import { spawnServe, stop } from '../helpers/cli.js';
 import { createTestDb, dialects, type TestDb } from '../helpers/db.js';
 import type { TestServer } from '../helpers/server.js';
-import { sameApiUpstream, serverWithUpstream, type FakeUpstream } from './fake-upstream.js';
+import { noticeToken, postNotice, sameApiUpstream, serverWithUpstream, type FakeUpstream } from './fake-upstream.js';
 import { UNLIMITED, create, eventually, info, settle } from './support.js';
 
 /**
@@ -180,8 +180,8 @@ describe.each(dialects())('an upstream notice for a held task on %s', (dialect) 
     const a = await s.account(1);
     const id = await create(s, a.key, 'nano-banana-2', { prompt: 'a heron' });
     await eventually(async () => (await info(s, a.key, id)).state === 'queuing');
-    const token = /notify\/([A-Za-z0-9_-]+)$/.exec(fake.creates.find((c) => c.key === `gengate-${id}`)!.body.callBackUrl)![1]!;
-    const notify = () => fetch(`${s.url}/upstream/v1/notify/${token}`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    const token = noticeToken(fake, id);
+    const notify = () => postNotice(s, token);
     // A first notice: the step hears "generating" (a change: written), the next one hears it again and keeps the task.
     expect((await notify()).status).toBe(200);
     await eventually(async () => (await info(s, a.key, id)).state === 'generating');

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/http/app.js';
 import { dialects } from '../helpers/db.js';
 import type { TestServer } from '../helpers/server.js';
-import { serverWithUpstream, type FakeUpstream } from './fake-upstream.js';
+import { noticeToken, postNotice, serverWithUpstream, type FakeUpstream } from './fake-upstream.js';
 import { create, eventually, info, settle } from './support.js';
 
 /** The upstream callback address (issue 8): wakes its task, unguessable, size-limited, says nothing, never logged. */
@@ -22,8 +22,7 @@ describe.each(dialects())('upstream notify address on %s', (dialect) => {
     await s.close();
     await fake.close();
   });
-  const notify = (token: string, body: string = '{}', type = 'application/json') =>
-    fetch(`${s.url}/upstream/v1/notify/${token}`, { method: 'POST', body, headers: { 'content-type': type } });
+  const notify = (token: string, body?: string, type?: string) => postNotice(s, token, body, type);
 
   it('gives the upstream a per-task address; a notice there finishes the task without waiting for the next poll', async () => {
     const a = await s.account(1);
@@ -68,7 +67,7 @@ describe.each(dialects())('upstream notify address on %s', (dialect) => {
     const a = await s.account(1);
     const id = await create(s, a.key, 'nano-banana-2', { prompt: 'a crane' });
     await eventually(async () => (await info(s, a.key, id)).state === 'queuing');
-    const token = /notify\/([A-Za-z0-9_-]+)$/.exec(fake.creates.find((c) => c.key === `gengate-${id}`)!.body.callBackUrl)![1]!;
+    const token = noticeToken(fake, id);
     let answer = () => {};
     fake.state.hold = new Promise<void>((resolve) => (answer = resolve));
     const polls = fake.state.recordInfos;
@@ -88,7 +87,7 @@ describe.each(dialects())('upstream notify address on %s', (dialect) => {
     const a = await s.account(1);
     const id = await create(s, a.key, 'nano-banana-2', { prompt: 'a heron' });
     await eventually(async () => fake.creates.some((c) => c.key === `gengate-${id}`));
-    const token = /notify\/([A-Za-z0-9_-]+)$/.exec(fake.creates.find((c) => c.key === `gengate-${id}`)!.body.callBackUrl)![1]!;
+    const token = noticeToken(fake, id);
     fake.state.taskState = 'success';
     // The upstream finished before its answer to the submit reached GenGate (a fast job, a slow network).
     expect((await notify(token)).status).toBe(200);
