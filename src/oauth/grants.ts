@@ -44,5 +44,10 @@ export async function endUnexchangedConsents(database: Database, now: number): P
 
 /** Open codes expired by `now`, oldest first; reads the partial index oauth_tokens_open_codes. */
 function dueCodes(db: Kysely<DB>, now: number) {
-  return db.selectFrom('oauth_tokens').select(['grant_id', 'expires_at']).where(sql.raw<boolean>(OPEN_CODE_SQL)).where('expires_at', '<=', now).orderBy('expires_at');
+  return db
+    .selectFrom('oauth_tokens')
+    .select(['grant_id', 'expires_at'])
+    .where(sql.raw<boolean>(OPEN_CODE_SQL))
+    .where('expires_at', '<=', now)
+    .orderBy('expires_at');
 }

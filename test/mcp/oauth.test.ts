@@ -116,11 +116,18 @@ for (const dialect of dialects()) {
       expect(back.searchParams.get('iss')).toBe(s.config.PUBLIC_BASE_URL);
       return back.searchParams.get('code')!;
     }
-    async function tokensFor(scope: string) {
+    /** A new client with a code the member allowed for `scope`, and the code's exchange with a verifier. */
+    async function consented(scope: string) {
       const clientId = await register();
       const { verifier, challenge } = pkce();
       const code = await codeFor(clientId, scope, challenge);
-      const r = await form('/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: clientId, code_verifier: verifier });
+      const exchange = (v: string) =>
+        form('/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: clientId, code_verifier: v });
+      return { clientId, verifier, code, exchange };
+    }
+    async function tokensFor(scope: string) {
+      const { clientId, verifier, exchange } = await consented(scope);
+      const r = await exchange(verifier);
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       return { clientId, ...r.body } as { clientId: string; access_token: string; refresh_token: string; scope: string };
     }
@@ -219,11 +226,7 @@ for (const dialect of dialects()) {
     });
 
     it('PKCE: a wrong verifier is refused; the code is used once (a second use revokes what it gave)', async () => {
-      const clientId = await register();
-      const { verifier, challenge } = pkce();
-      const code = await codeFor(clientId, 'tasks:read', challenge);
-      const exchange = (v: string) =>
-        form('/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: clientId, code_verifier: v });
+      const { clientId, verifier, code, exchange } = await consented('tasks:read');
       const wrong = await exchange(pkce().verifier);
       expect(wrong).toMatchObject({
         status: 400,
@@ -323,10 +326,7 @@ for (const dialect of dialects()) {
     });
 
     it("a consent whose code is never exchanged ends when the code expires: the engine's sweep revokes its grant and key", async () => {
-      const clientId = await register();
-      const { verifier, challenge } = pkce();
-      const code = await codeFor(clientId, 'tasks:read', challenge);
-      const exchange = (v: string) => form('/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: clientId, code_verifier: v });
+      const { clientId, verifier, exchange } = await consented('tasks:read');
       expect((await exchange(pkce().verifier)).status).toBe(400); // a failed exchange gives nothing and keeps nothing alive
       const before = await grantOf(clientId);
       expect(before.grant.revokedAt).toBeNull();
@@ -353,8 +353,7 @@ for (const dialect of dialects()) {
     it('the sweep spares an exchanged consent (its token keeps working past the code lifetime), and several sweeps at once end each one once', async () => {
       const t = await tokensFor('tasks:read balance:read');
       await s.services.engine.tick(); // nothing of earlier tests left for the sweep below
-      const clientIds = [await register(), await register(), await register()];
-      for (const id of clientIds) await codeFor(id, 'tasks:read', pkce().challenge);
+      const clientIds = [(await consented('tasks:read')).clientId, (await consented('tasks:read')).clientId, (await consented('tasks:read')).clientId];
       clock.advance(CODE_TTL_MS);
       const now = clock.now();
       const ended = await Promise.all([1, 2, 3].map(() => endUnexchangedConsents(s.services.database, now)));
