@@ -12,7 +12,16 @@ import { BUDGET_PERIODS, describeBudget, type KeyBudget } from './budgets.js';
 import type { ApiKeysTable, KeyBudgetPeriod } from '../store/index.js';
 import { readByKey } from '../store/index.js';
 import type { SecretBox } from '../secrets/index.js';
-import { boundNewKey, checkCustody, checkExpiryBound, checkMakerBudget, keysMadeBy, makerId, OPERATOR, type KeyActor, type MakerBounds } from './custody.js';
+import { boundNewKey, checkCustody, checkExpiryBound, checkMakerBudget, makerId, OPERATOR, revokeKeyIn, type KeyActor, type MakerBounds } from './custody.js';
+
+/** What createKey is given besides the account (each optional; see createKey). */
+export interface NewKey {
+  name?: string;
+  scopes?: string[];
+  models?: string[];
+  expiresAt?: number | null;
+  budget?: KeyBudget | null;
+}
 
 /** The dialects an account may be set to (DECISIONS §18, decision 0402): the SPEC shapes, or kie.ai's. */
 export const API_DIALECTS = ['gengate', 'kie'] as const satisfies readonly ApiDialect[];
@@ -270,11 +279,12 @@ export class Accounts {
    * must be in the future; `budget` limits what the key may spend per period (decision 1902).
    * `by` is who makes it (decision 1907): a key that makes a key gives it no more than it has.
    */
-  async createKey(
-    accountId: string,
-    opts: { name?: string; scopes?: string[]; models?: string[]; expiresAt?: number | null; budget?: KeyBudget | null },
-    by: KeyActor = OPERATOR,
-  ): Promise<{ key: KeyView; apiKey: string }> {
+  async createKey(accountId: string, opts: NewKey, by: KeyActor = OPERATOR): Promise<{ key: KeyView; apiKey: string }> {
+    return this.database.tx((trx) => this.createKeyIn(trx, accountId, opts, by));
+  }
+
+  /** createKey inside the caller's transaction (an OAuth consent makes its key, grant and code together). */
+  async createKeyIn(trx: Kysely<DB>, accountId: string, opts: NewKey, by: KeyActor = OPERATOR): Promise<{ key: KeyView; apiKey: string }> {
     const scopes = checkScopes(opts.scopes ?? []);
     const models = (opts.models ?? []).map((m) => m.trim()).filter(Boolean);
     // A misspelt name would make a key that can use nothing it was meant for, found out only at createTask.
@@ -285,25 +295,23 @@ export class Accounts {
     if (opts.expiresAt != null) checkExpiry(opts.expiresAt, now);
     if (opts.budget) checkBudget(opts.budget);
     if (by.kind !== 'operator' && by.accountId !== accountId) throw Errors.notFound(`no account ${JSON.stringify(accountId)}`);
-    return this.database.tx(async (trx) => {
-      await this.row(trx, accountId);
-      let given = { scopes, models, expiresAt: opts.expiresAt ?? null };
-      if (by.kind === 'key') given = boundNewKey(await this.makerBounds(trx, by.keyId), { scopes, models, expiresAt: opts.expiresAt });
-      const count = await trx
-        .selectFrom('api_keys')
-        .select((eb) => eb.fn.countAll<string | number>().as('n'))
-        .where('account_id', '=', accountId)
-        .executeTakeFirst();
-      const { row, secret } = await insertKey(
-        trx,
-        accountId,
-        { name: name ?? `key ${Number(count?.n ?? 0) + 1}`, ...given, budget: opts.budget ?? null, createdBy: makerId(by) },
-        now,
-      );
-      // A budget is checked against the spend counters: the account keeps them from now on (decision 1902).
-      if (opts.budget) await this.ledger.keepKeySpend(trx, accountId);
-      return { key: keyView(row), apiKey: secret };
-    });
+    await this.row(trx, accountId);
+    let given = { scopes, models, expiresAt: opts.expiresAt ?? null };
+    if (by.kind === 'key') given = boundNewKey(await this.makerBounds(trx, by.keyId), { scopes, models, expiresAt: opts.expiresAt });
+    const count = await trx
+      .selectFrom('api_keys')
+      .select((eb) => eb.fn.countAll<string | number>().as('n'))
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+    const { row, secret } = await insertKey(
+      trx,
+      accountId,
+      { name: name ?? `key ${Number(count?.n ?? 0) + 1}`, ...given, budget: opts.budget ?? null, createdBy: makerId(by) },
+      now,
+    );
+    // A budget is checked against the spend counters: the account keeps them from now on (decision 1902).
+    if (opts.budget) await this.ledger.keepKeySpend(trx, accountId);
+    return { key: keyView(row), apiKey: secret };
   }
 
   /**
@@ -403,14 +411,7 @@ export class Accounts {
   async revokeKey(keyId: string, by: KeyActor = OPERATOR): Promise<KeyView> {
     return this.database
       .tx(async (trx) => {
-        const row = await this.managedKey(trx, keyId, by);
-        const made = keysMadeBy(keyId, await this.lineage(trx, row.account_id));
-        await trx
-          .updateTable('api_keys')
-          .set({ revoked_at: this.clock.now() })
-          .where('id', 'in', [keyId, ...made])
-          .where('revoked_at', 'is', null)
-          .execute();
+        await revokeKeyIn(trx, await this.managedKey(trx, keyId, by), this.clock.now());
         return keyView(await trx.selectFrom('api_keys').selectAll().where('id', '=', keyId).executeTakeFirstOrThrow());
       })
       .finally(this.accessChanged);

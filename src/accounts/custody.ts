@@ -1,4 +1,5 @@
-import type { ApiKeysTable, MemberRole } from '../store/index.js';
+import type { Kysely } from 'kysely';
+import type { ApiKeysTable, DB, MemberRole } from '../store/index.js';
 import { Errors } from '../errors.js';
 import type { Scope } from './keys.js';
 
@@ -33,6 +34,21 @@ function madeBy(key: Lineage, maker: string, keys: Map<string, Lineage>): boolea
 export function keysMadeBy(root: string, keys: Lineage[]): string[] {
   const byMaker = new Map<string, Lineage>(keys.map((k) => [k.id, k]));
   return keys.filter((k) => k.id !== root && madeBy(k, root, byMaker)).map((k) => k.id);
+}
+
+/**
+ * Revokes the key at `at`, and with it every key it made (directly or through keys it made), inside
+ * the caller's transaction; a key already revoked keeps its first time. Who may do it is the
+ * caller's to check.
+ */
+export async function revokeKeyIn(trx: Kysely<DB>, key: Pick<ApiKeysTable, 'id' | 'account_id'>, at: number): Promise<void> {
+  const lineage = await trx.selectFrom('api_keys').select(['id', 'created_by']).where('account_id', '=', key.account_id).execute();
+  await trx
+    .updateTable('api_keys')
+    .set({ revoked_at: at })
+    .where('id', 'in', [key.id, ...keysMadeBy(key.id, lineage)])
+    .where('revoked_at', 'is', null)
+    .execute();
 }
 
 /** Refuses a key of another account (404, as an unknown id) and a key the actor may not manage (403). */

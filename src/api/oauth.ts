@@ -142,7 +142,7 @@ export const OAUTH_OPERATIONS: Operation[] = [
     path: '/oauth/revoke',
     id: 'oauthRevoke',
     tag: 'OAuth',
-    summary: 'RFC 7009: revoke an access token, or a refresh token with every token of its grant',
+    summary: 'RFC 7009: revoke an access token, or a refresh token with its whole grant (every token of it and its key)',
     bodyType: 'application/x-www-form-urlencoded',
     body: z.object({ token: z.string(), token_type_hint: z.string().optional(), client_id: z.string().optional() }),
     ok: { description: 'Revoked (also for an unknown token)' },

@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { FILES_KEPT_SQL } from './predicates.js';
 import type { DB } from '../store/index.js';
 import { pruneAttempts } from '../callbacks/index.js';
+import { endUnexchangedConsents } from '../oauth/index.js';
 import type { EngineDeps } from './deps.js';
 
 const BATCH = 200;
@@ -9,7 +10,9 @@ const BATCH = 200;
 /**
  * Retention (DECISIONS §9): deletes files past their expiry (results and uploads), then marks
  * successful tasks whose 24 hours have passed `files_expired` with a task_events row. Links
- * already answer 404 from the expiry time on, whether or not the sweep has run.
+ * already answer 404 from the expiry time on, whether or not the sweep has run. Then the other
+ * clean-ups of things past their time: the webhook delivery log, and OAuth consents whose code
+ * expired unexchanged (their grant and key end).
  */
 export async function sweepExpired(deps: EngineDeps): Promise<void> {
   const { database, clock, files } = deps;
@@ -41,6 +44,7 @@ export async function sweepExpired(deps: EngineDeps): Promise<void> {
     });
   }
   await pruneAttempts(database, now);
+  await endUnexchangedConsents(database, now);
 }
 
 /** Successful tasks whose files are kept but due to go; reads the partial index tasks_files_kept (migration 007). */

@@ -5,12 +5,14 @@ import type { Clock } from '../clock.js';
 import { Errors } from '../errors.js';
 import { randomId } from '../ids.js';
 import type { Database, DB, OAuthGrantsTable } from '../store/index.js';
+import { endGrant } from './grants.js';
 import { OAuthError, checkClientMetadata, readScopes, type ClientMetadata } from './rules.js';
 
 /** The scopes a client may ask for: what an agent needs over MCP (decision 2202). */
 export const OAUTH_SCOPES = ['tasks:read', 'tasks:write', 'files:write', 'balance:read'] as const satisfies readonly Scope[];
 
-const CODE_TTL_MS = 10 * 60 * 1000;
+/** How long an authorization code may be exchanged; a consent whose code outlives it unexchanged is ended by the sweep (grants.ts). */
+export const CODE_TTL_MS = 10 * 60 * 1000;
 const REFRESH_PREFIX = 'ggr_';
 const CODE_PREFIX = 'ggc_';
 
@@ -147,36 +149,33 @@ export class OAuth {
 
   /** The member allowed the request: makes the grant's key, the grant and a code; answers the redirect address. */
   async approve(req: AuthorizeRequest, who: Consenter): Promise<string> {
-    const { key } = await this.accounts.createKey(
-      who.accountId,
-      { name: `OAuth: ${req.clientName}`.slice(0, 100), scopes: req.scopes },
-      { kind: 'member', accountId: who.accountId, memberId: who.memberId, role: who.role },
-    );
     const code = secret(CODE_PREFIX);
     const now = this.clock.now();
-    try {
-      await this.database.tx(async (trx) => {
-        const grantId = randomId('grt_', 12);
-        await trx
-          .insertInto('oauth_grants')
-          .values({
-            id: grantId,
-            client_id: req.clientId,
-            account_id: who.accountId,
-            member_id: who.memberId,
-            key_id: key.id,
-            scopes: JSON.stringify(req.scopes),
-            resource: req.resource,
-            created_at: now,
-            revoked_at: null,
-          })
-          .execute();
-        await this.insertToken(trx, grantId, 'code', code, now + CODE_TTL_MS, { redirect_uri: req.redirectUri, code_challenge: req.codeChallenge });
-      });
-    } catch (e) {
-      await this.accounts.revokeKey(key.id).catch(() => {}); // no grant: the key must not outlive the failed consent
-      throw e;
-    }
+    // One transaction: a consent that fails half way leaves no key. One whose code is never exchanged is ended by the sweep (grants.ts).
+    await this.database.tx(async (trx) => {
+      const { key } = await this.accounts.createKeyIn(
+        trx,
+        who.accountId,
+        { name: `OAuth: ${req.clientName}`.slice(0, 100), scopes: req.scopes },
+        { kind: 'member', accountId: who.accountId, memberId: who.memberId, role: who.role },
+      );
+      const grantId = randomId('grt_', 12);
+      await trx
+        .insertInto('oauth_grants')
+        .values({
+          id: grantId,
+          client_id: req.clientId,
+          account_id: who.accountId,
+          member_id: who.memberId,
+          key_id: key.id,
+          scopes: JSON.stringify(req.scopes),
+          resource: req.resource,
+          created_at: now,
+          revoked_at: null,
+        })
+        .execute();
+      await this.insertToken(trx, grantId, 'code', code, now + CODE_TTL_MS, { redirect_uri: req.redirectUri, code_challenge: req.codeChallenge });
+    });
     return redirectWith(req.redirectUri, { code, state: req.state, iss: this.settings.issuer });
   }
 
@@ -198,12 +197,13 @@ export class OAuth {
       if (grantType === 'refresh_token') return await this.refresh(body);
     } catch (e) {
       if (!(e instanceof Reused)) throw e;
-      // A second use of a code or refresh token is taken as a theft (OAuth 2.1 §4.1.3, §4.3.1): every token of the grant goes.
+      // A second use of a code or refresh token is taken as a theft (OAuth 2.1 §4.1.3, §4.3.1): every
+      // token of the grant goes, and with no refresh token left the grant and its key end too.
       const now = this.clock.now();
-      await this.database.tx((w) =>
-        w.updateTable('oauth_tokens').set({ revoked_at: now }).where('grant_id', '=', e.grantId).where('revoked_at', 'is', null).execute(),
+      await this.database.tx(async (w) =>
+        endGrant(w, await w.selectFrom('oauth_grants').selectAll().where('id', '=', e.grantId).executeTakeFirstOrThrow(), now),
       );
-      throw new OAuthError(400, 'invalid_grant', `this ${e.what} was already used; every token of its grant is now revoked`);
+      throw new OAuthError(400, 'invalid_grant', `this ${e.what} was already used; its grant, every token of it and its key are now revoked`);
     }
     throw new OAuthError(
       400,
@@ -212,7 +212,7 @@ export class OAuth {
     );
   }
 
-  /** POST /oauth/revoke (RFC 7009): revokes an access or refresh token (a refresh token takes its grant's tokens with it); unknown tokens are not an error. */
+  /** POST /oauth/revoke (RFC 7009): revokes an access token, or a refresh token with its whole grant (every token, the key); unknown tokens are not an error. */
   async revoke(body: Record<string, unknown>): Promise<void> {
     const token = str(body.token);
     if (!token) throw new OAuthError(400, 'invalid_request', 'token is required: the access or refresh token to revoke');
@@ -222,9 +222,10 @@ export class OAuth {
       if (!row || row.kind === 'code') return;
       const clientId = str(body.client_id);
       if (clientId && !(await this.grantOfClient(trx, row.grant_id, clientId))) return;
-      let q = trx.updateTable('oauth_tokens').set({ revoked_at: now }).where('revoked_at', 'is', null);
-      q = row.kind === 'refresh' ? q.where('grant_id', '=', row.grant_id) : q.where('hash', '=', hashKey(token));
-      await q.execute();
+      // Without its refresh token nothing can renew the grant: it ends, key included, rather than stay listed as live.
+      if (row.kind === 'refresh')
+        return endGrant(trx, await trx.selectFrom('oauth_grants').selectAll().where('id', '=', row.grant_id).executeTakeFirstOrThrow(), now);
+      await trx.updateTable('oauth_tokens').set({ revoked_at: now }).where('hash', '=', hashKey(token)).where('revoked_at', 'is', null).execute();
     });
   }
 
@@ -242,16 +243,12 @@ export class OAuth {
     return rows.map((r) => grantView(r, r.client_name));
   }
 
-  /** Revokes one of the member's grants: its key, then the grant and every token of it (404 for another member's). */
+  /** Revokes one of the member's grants: the grant, every token of it and its key, in one transaction (404 for another member's). */
   async revokeGrant(id: string, who: Consenter): Promise<GrantView> {
     const row = await this.database.db.selectFrom('oauth_grants').selectAll().where('id', '=', id).where('member_id', '=', who.memberId).executeTakeFirst();
     if (!row) throw Errors.notFound(`no OAuth grant ${JSON.stringify(id.slice(0, 100))} of yours; see GET /api/v1/auth/oauth-grants`);
     const now = this.clock.now();
-    await this.database.tx(async (trx) => {
-      await trx.updateTable('oauth_grants').set({ revoked_at: now }).where('id', '=', id).where('revoked_at', 'is', null).execute();
-      await trx.updateTable('oauth_tokens').set({ revoked_at: now }).where('grant_id', '=', id).where('revoked_at', 'is', null).execute();
-    });
-    await this.accounts.revokeKey(row.key_id, { kind: 'member', accountId: who.accountId, memberId: who.memberId, role: who.role }).catch(() => {});
+    await this.database.tx((trx) => endGrant(trx, row, now));
     const client = await this.database.db.selectFrom('oauth_clients').select('name').where('id', '=', row.client_id).executeTakeFirst();
     return grantView({ ...row, revoked_at: row.revoked_at ?? now }, client?.name ?? row.client_id);
   }
@@ -275,7 +272,7 @@ export class OAuth {
         throw new OAuthError(400, 'invalid_grant', 'code_verifier does not match the code_challenge (S256) of the authorization request');
       }
       this.checkResource(body.resource, (m) => new OAuthError(400, 'invalid_target', m), row.grant.resource);
-      await trx.updateTable('oauth_tokens').set({ used_at: now }).where('hash', '=', hashKey(code)).execute();
+      await this.spend(trx, code, 'code', clientId, now);
       return this.issue(trx, row.grant, now);
     });
   }
@@ -294,7 +291,7 @@ export class OAuth {
         const extra = asked.find((s) => !granted.includes(s));
         if (extra) throw new OAuthError(400, 'invalid_scope', `scope ${extra} was not granted (granted: ${granted.join(' ')})`);
       }
-      await trx.updateTable('oauth_tokens').set({ used_at: now }).where('hash', '=', hashKey(token)).execute();
+      await this.spend(trx, token, 'refresh', clientId, now);
       return this.issue(trx, row.grant, now);
     });
   }
@@ -307,9 +304,28 @@ export class OAuth {
     const grant = await trx.selectFrom('oauth_grants').selectAll().where('id', '=', row.grant_id).executeTakeFirstOrThrow();
     if (grant.client_id !== clientId) throw new OAuthError(400, 'invalid_grant', `this ${what} was issued to another client`);
     if (row.used_at != null) throw new Reused(grant.id, what);
-    if (row.revoked_at != null || grant.revoked_at != null) throw new OAuthError(400, 'invalid_grant', `this ${what} has been revoked`);
+    // Expiry first: the sweep revokes a code that expired unexchanged, and expiry is the reason to tell.
     if (now >= Number(row.expires_at)) throw new OAuthError(400, 'invalid_grant', `this ${what} expired at ${iso(row.expires_at)}`);
+    if (row.revoked_at != null || grant.revoked_at != null) throw new OAuthError(400, 'invalid_grant', `this ${what} has been revoked`);
     return { ...row, grant };
+  }
+
+  /**
+   * Marks a code or refresh token used, if it still is unused and unrevoked: on PostgreSQL another
+   * exchange of it or the sweep of expired codes may have come first since `usable` read it, and
+   * then this answers as `usable` now does (a second use, a revocation).
+   */
+  private async spend(trx: Kysely<DB>, token: string, kind: 'code' | 'refresh', clientId: string, now: number): Promise<void> {
+    const res = await trx
+      .updateTable('oauth_tokens')
+      .set({ used_at: now })
+      .where('hash', '=', hashKey(token))
+      .where('used_at', 'is', null)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (Number(res.numUpdatedRows) === 1) return;
+    await this.usable(trx, token, kind, clientId, now);
+    throw new OAuthError(400, 'invalid_grant', `this ${kind === 'code' ? 'authorization code' : 'refresh token'} has been revoked`);
   }
 
   /** A new access token and refresh token of the grant. */

@@ -4,6 +4,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CODE_TTL_MS, endUnexchangedConsents } from '../../src/oauth/index.js';
 import { dialects } from '../helpers/db.js';
 import { startServerOnFreePort, type TestServer } from '../helpers/server.js';
 import { asBrowser, signedIn, type Browser } from '../members/support.js';
@@ -115,13 +116,26 @@ for (const dialect of dialects()) {
       expect(back.searchParams.get('iss')).toBe(s.config.PUBLIC_BASE_URL);
       return back.searchParams.get('code')!;
     }
-    async function tokensFor(scope: string) {
+    /** A new client with a code the member allowed for `scope`, and the code's exchange with a verifier. */
+    async function consented(scope: string) {
       const clientId = await register();
       const { verifier, challenge } = pkce();
       const code = await codeFor(clientId, scope, challenge);
-      const r = await form('/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: clientId, code_verifier: verifier });
+      const exchange = (v: string) =>
+        form('/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: clientId, code_verifier: v });
+      return { clientId, verifier, code, exchange };
+    }
+    async function tokensFor(scope: string) {
+      const { clientId, verifier, exchange } = await consented(scope);
+      const r = await exchange(verifier);
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       return { clientId, ...r.body } as { clientId: string; access_token: string; refresh_token: string; scope: string };
+    }
+    /** The member's grant of the client, and the key it made, as the member's lists show them. */
+    async function grantOf(clientId: string) {
+      const grant = (await asBrowser(s, member)('GET', '/api/v1/auth/oauth-grants')).body.data.find((g: any) => g.clientId === clientId);
+      const key = (await asBrowser(s, member)('GET', '/api/v1/keys')).body.data.find((k: any) => k.id === grant.keyId);
+      return { grant, key };
     }
     /** tools/list on /mcp with a bearer token: the HTTP status and the tool names. */
     async function mcpTools(token: string) {
@@ -212,11 +226,7 @@ for (const dialect of dialects()) {
     });
 
     it('PKCE: a wrong verifier is refused; the code is used once (a second use revokes what it gave)', async () => {
-      const clientId = await register();
-      const { verifier, challenge } = pkce();
-      const code = await codeFor(clientId, 'tasks:read', challenge);
-      const exchange = (v: string) =>
-        form('/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: clientId, code_verifier: v });
+      const { clientId, verifier, code, exchange } = await consented('tasks:read');
       const wrong = await exchange(pkce().verifier);
       expect(wrong).toMatchObject({
         status: 400,
@@ -229,6 +239,10 @@ for (const dialect of dialects()) {
       const again = await exchange(verifier);
       expect(again).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
       expect((await mcpTools(right.body.access_token)).status).toBe(401);
+      // Nothing can use the grant any more: it and its key are revoked too, not left live in the lists.
+      const { grant, key } = await grantOf(clientId);
+      expect(grant.revokedAt).not.toBeNull();
+      expect(key.revokedAt).not.toBeNull();
       const other = await register();
       expect(
         (await form('/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: other, code_verifier: verifier })).body.error,
@@ -268,7 +282,7 @@ for (const dialect of dialects()) {
       const reused = await refresh(t.refresh_token);
       expect(reused).toMatchObject({
         status: 400,
-        body: { error: 'invalid_grant', error_description: 'this refresh token was already used; every token of its grant is now revoked' },
+        body: { error: 'invalid_grant', error_description: 'this refresh token was already used; its grant, every token of it and its key are now revoked' },
       });
       expect((await mcpTools(next.body.access_token)).status).toBe(401);
       expect((await refresh(next.body.refresh_token)).body.error).toBe('invalid_grant');
@@ -289,6 +303,11 @@ for (const dialect of dialects()) {
       );
       expect(refused.body.error.message).toMatch(/^this access token has been revoked/);
       expect((await form('/oauth/revoke', { token: 'gga_unknown' })).status).toBe(200);
+      // A revoked refresh token takes its whole grant: no token can come of it, so it and its key are listed as revoked.
+      expect((await form('/oauth/revoke', { token: a.refresh_token, client_id: a.clientId })).status).toBe(200);
+      const ended = await grantOf(a.clientId);
+      expect(ended.grant.revokedAt).not.toBeNull();
+      expect(ended.key.revokedAt).toBe(ended.grant.revokedAt);
 
       const b = await tokensFor('tasks:read balance:read');
       const grants = (await asBrowser(s, member)('GET', '/api/v1/auth/oauth-grants')).body.data;
@@ -304,6 +323,51 @@ for (const dialect of dialects()) {
       const key = (await asBrowser(s, member)('GET', '/api/v1/keys')).body.data.find((k: any) => k.id === grant.keyId);
       expect(key.revokedAt).not.toBeNull();
       expect((await asBrowser(s, member)('POST', '/api/v1/auth/oauth-grants/grt_nope/revoke')).status).toBe(404);
+    });
+
+    it("a consent whose code is never exchanged ends when the code expires: the engine's sweep revokes its grant and key", async () => {
+      const { clientId, verifier, exchange } = await consented('tasks:read');
+      expect((await exchange(pkce().verifier)).status).toBe(400); // a failed exchange gives nothing and keeps nothing alive
+      const before = await grantOf(clientId);
+      expect(before.grant.revokedAt).toBeNull();
+      expect(before.key).toMatchObject({ name: 'OAuth: Script', revokedAt: null });
+
+      // Still exchangeable a little before the code's end: the sweep leaves it alone.
+      clock.advance(CODE_TTL_MS - 5_000);
+      await s.services.engine.tick();
+      expect((await grantOf(clientId)).key.revokedAt).toBeNull();
+      clock.advance(5_000);
+      await s.services.engine.tick();
+      const after = await grantOf(clientId);
+      expect(after.grant.revokedAt).not.toBeNull();
+      expect(after.key.revokedAt).toBe(after.grant.revokedAt);
+      // Ended as of the code's expiry (when it stopped being usable), not whenever a sweep came by.
+      expect(Date.parse(after.grant.revokedAt)).toBe(Date.parse(after.grant.createdAt) + CODE_TTL_MS);
+      const late = await exchange(verifier);
+      expect(late.body).toMatchObject({ error: 'invalid_grant', error_description: expect.stringMatching(/^this authorization code expired at /) });
+      // Sweeping again changes nothing.
+      await s.services.engine.tick();
+      expect(await grantOf(clientId)).toEqual(after);
+    });
+
+    it('the sweep spares an exchanged consent (its token keeps working past the code lifetime), and several sweeps at once end each one once', async () => {
+      const t = await tokensFor('tasks:read balance:read');
+      await s.services.engine.tick(); // nothing of earlier tests left for the sweep below
+      const clientIds = [(await consented('tasks:read')).clientId, (await consented('tasks:read')).clientId, (await consented('tasks:read')).clientId];
+      clock.advance(CODE_TTL_MS);
+      const now = clock.now();
+      const ended = await Promise.all([1, 2, 3].map(() => endUnexchangedConsents(s.services.database, now)));
+      expect(ended.reduce((a, b) => a + b)).toBe(3);
+      for (const id of clientIds) expect((await grantOf(id)).key.revokedAt).not.toBeNull();
+
+      const kept = await grantOf(t.clientId);
+      expect(kept.grant.revokedAt).toBeNull();
+      expect(kept.key.revokedAt).toBeNull();
+      expect((await mcpTools(t.access_token)).status).toBe(200);
+      expect((await s.call('GET', '/api/v1/user/balance', { key: t.access_token })).status).toBe(200);
+      const next = await form('/oauth/token', { grant_type: 'refresh_token', refresh_token: t.refresh_token, client_id: t.clientId });
+      expect(next.status, JSON.stringify(next.body)).toBe(200);
+      expect((await mcpTools(next.body.access_token)).status).toBe(200);
     });
 
     it('the consent page: deny, a wrong CSRF token, no session, and requests that cannot be answered', async () => {

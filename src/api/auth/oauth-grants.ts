@@ -12,7 +12,12 @@ export const OAuthGrant = z.object({
   scopes: z.array(z.string()),
   keyId: z.string().describe('the API key made for the grant: its tokens act as this key; revoking either ends both'),
   createdAt: z.string(),
-  revokedAt: z.string().nullable(),
+  revokedAt: z
+    .string()
+    .nullable()
+    .describe(
+      'when the grant ended: revoked by the member, its refresh token revoked or reused, or its code never exchanged (then as of the code expiry, 10 minutes after createdAt)',
+    ),
 });
 
 const consenter = (call: AuthCall) => {
