@@ -54,6 +54,8 @@ export class StripeEvents {
     private readonly database: Database,
     private readonly ledger: Ledger,
     private readonly clock: Clock,
+    /** Called once a credit has committed, outside its transaction (Stripe's fee is fetched then: `fees.ts`); it must not throw. */
+    private readonly afterCredit: (topupId: string) => void = () => {},
   ) {}
 
   async handle(event: Stripe.Event): Promise<EventOutcome> {
@@ -102,7 +104,8 @@ export class StripeEvents {
     // Stripe's retries and duplicate deliveries of a credited session need no write transaction (nor wait for the lock).
     const seen = await this.database.db.selectFrom('topups').select('status').where('session_id', '=', session.id).executeTakeFirst();
     if (seen?.status === 'paid') return 'already_credited';
-    return this.database.tx(async (trx) => {
+    let credited: string | null = null;
+    const outcome = await this.database.tx(async (trx): Promise<EventOutcome> => {
       if (intent) await this.database.lock(trx, lockName(intent));
       const now = this.clock.now();
       const row = await trx
@@ -130,8 +133,11 @@ export class StripeEvents {
           .execute();
         for (const r of waiting) await this.apply(trx, r, row.id, row.account_id);
       }
+      credited = row.id;
       return 'credited';
     });
+    if (credited) this.afterCredit(credited);
+    return outcome;
   }
 
   /** Marks a session that was never paid as expired (the list shows it); a paid one stays paid. */

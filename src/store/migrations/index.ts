@@ -18,6 +18,7 @@ import * as m015 from './015_alerts_webhooks.js';
 import * as m016 from './016_oauth.js';
 import * as m017 from './017_dashboard_indexes.js';
 import * as m018 from './018_key_spend_kept.js';
+import * as m019 from './019_topup_fees.js';
 
 export interface Migration {
   version: number;
@@ -45,4 +46,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 16, name: 'OAuth clients, grants and tokens for MCP', up: m016.up },
   { version: 17, name: 'dashboard time indexes of tasks and webhook attempts', up: m017.up },
   { version: 18, name: 'key spend counters only for accounts that use them', up: m018.up },
+  { version: 19, name: "Stripe's fee and net of card top-ups", up: m019.up },
 ];
