@@ -179,7 +179,11 @@ export class Topups {
     const { rows, reversals } = await this.read(accountId);
     const topups = rows.map((t) => {
       const own = reversals.get(t.id) ?? [];
-      const fee = { fee: t.fee_micros == null ? null : usd(Number(t.fee_micros)), net: t.net_micros == null ? null : usd(Number(t.net_micros)), feeNote: t.fee_note };
+      const fee = {
+        fee: t.fee_micros == null ? null : usd(Number(t.fee_micros)),
+        net: t.net_micros == null ? null : usd(Number(t.net_micros)),
+        feeNote: t.fee_note,
+      };
       return { ...topupView(t, own), ...fee, accountId: t.account_id, paymentIntent: t.payment_intent, reversals: own.map(reversalView) };
     });
     let unpaidQuery = this.database.db

@@ -74,7 +74,10 @@ export async function startFakeStripe() {
       balance_transaction: b === null ? null : expand.includes('balance_transaction') ? txnObject(s, b) : txnId(s),
     };
   };
-  const notFound = (what: string) => ({ status: 404, json: { error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such ${what}` } } });
+  const notFound = (what: string) => ({
+    status: 404,
+    json: { error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such ${what}` } },
+  });
   const fake = await startFake((call, base) => {
     if (call.method === 'GET' && /^\/v1\/(payment_intents|charges|balance_transactions)\//.test(call.path)) {
       if (failingReads > 0) {
@@ -89,7 +92,10 @@ export async function startFakeStripe() {
         if (!s) return notFound(`payment_intent: '${id}'`);
         const nested = expand.filter((e) => e.startsWith('latest_charge.')).map((e) => e.slice('latest_charge.'.length));
         const latest = expand.includes('latest_charge') || nested.length > 0 ? chargeObject(s, nested) : s.chargeId;
-        return { status: 200, json: { id: s.paymentIntent, object: 'payment_intent', amount: s.amountCents, currency: 'usd', status: 'succeeded', latest_charge: latest } };
+        return {
+          status: 200,
+          json: { id: s.paymentIntent, object: 'payment_intent', amount: s.amountCents, currency: 'usd', status: 'succeeded', latest_charge: latest },
+        };
       }
       if (kind === 'charges') {
         const s = byCharge(id!);

@@ -140,7 +140,11 @@ describe.each(dialects())("Stripe's fee of card top-ups (%s)", (dialect) => {
   it('a top-up paid before the fee was recorded (no try yet, as after migration 019) is filled by the retry', async () => {
     const c = await paid('30');
     await s.services.database.tx((trx) =>
-      trx.updateTable('topups').set({ fee_micros: null, net_micros: null, fee_note: null, fee_attempts: 0, fee_due_at: null }).where('id', '=', c.topupId).execute(),
+      trx
+        .updateTable('topups')
+        .set({ fee_micros: null, net_micros: null, fee_note: null, fee_attempts: 0, fee_due_at: null })
+        .where('id', '=', c.topupId)
+        .execute(),
     );
     expect(await fees().retry()).toBeGreaterThanOrEqual(1);
     const row = await topupRow(c.topupId);
