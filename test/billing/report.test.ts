@@ -3,7 +3,7 @@ import { dialects } from '../helpers/db.js';
 import { gengate } from '../helpers/cli.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { FAST, create, expectLedgerInvariant, settle } from '../tasks/support.js';
-import { SECRET_KEY, WEBHOOK_SECRET, cardFee, cardTopUp, completed, deliver, disputeWon, disputed, refunded, startFakeStripe } from '../fakes/stripe.js';
+import { cardFee, cardTopUp, completed, deliver, disputeWon, disputed, refunded, startFakeStripe, stripeSettings } from '../fakes/stripe.js';
 
 const ADMIN = 'admin-token-for-report-tests-012';
 const USD = 1_000_000;
@@ -19,9 +19,7 @@ describe.each(dialects())('the money report on %s', (dialect) => {
     stripe = await startFakeStripe();
     s = await startServer(dialect, {
       ...FAST,
-      STRIPE_SECRET_KEY: SECRET_KEY,
-      STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
-      STRIPE_API_BASE: stripe.url,
+      ...stripeSettings(stripe),
       TOPUP_MIN: '5',
       TOPUP_MAX: '500',
       ADMIN_TOKEN: ADMIN,

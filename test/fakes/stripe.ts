@@ -7,6 +7,13 @@ import { startFake } from './base.js';
 export const WEBHOOK_SECRET = 'whsec_testsecretforgengate0000000000';
 export const SECRET_KEY = 'sk_test_gengatefake000000000000';
 
+/** The settings that point a test server's card top-ups at a fake Stripe. */
+export const stripeSettings = (stripe: { url: string }) => ({
+  STRIPE_SECRET_KEY: SECRET_KEY,
+  STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
+  STRIPE_API_BASE: stripe.url,
+});
+
 /** A Checkout Session as the fake keeps it. */
 export interface FakeSession {
   id: string;

@@ -3,7 +3,7 @@ import { FEE_RETRY_DELAYS_MS } from '../../src/payments/index.js';
 import { dialects } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { expectLedgerInvariant } from '../tasks/support.js';
-import { SECRET_KEY, WEBHOOK_SECRET, cardFee, completed, deliver, startFakeStripe, type FakeBalance } from '../fakes/stripe.js';
+import { SECRET_KEY, cardFee, completed, deliver, startFakeStripe, stripeSettings, type FakeBalance } from '../fakes/stripe.js';
 
 const ADMIN = 'admin-token-for-fee-tests-0019';
 const USD = 1_000_000;
@@ -16,9 +16,7 @@ describe.each(dialects())("Stripe's fee of card top-ups (%s)", (dialect) => {
   beforeAll(async () => {
     stripe = await startFakeStripe();
     s = await startServer(dialect, {
-      STRIPE_SECRET_KEY: SECRET_KEY,
-      STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
-      STRIPE_API_BASE: stripe.url,
+      ...stripeSettings(stripe),
       TOPUP_MIN: '5',
       TOPUP_MAX: '500',
       ADMIN_TOKEN: ADMIN,
