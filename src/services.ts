@@ -200,6 +200,7 @@ async function assemble(core: Core, opened: Opened, opts: BuildOptions): Promise
   opened.add(callbacks, (c) => c.stop());
   opened.add(engine, (e) => e.stop());
   const payments = buildPayments(config, database, ledger, clock);
+  if (payments.fees) opened.add(payments.fees, (f) => f.stop());
   const oauth = new OAuth(database, core.accounts, clock, {
     resource: `${config.PRICING_BASE_URL}/mcp`,
     issuer: config.PUBLIC_BASE_URL,

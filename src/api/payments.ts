@@ -53,7 +53,20 @@ const Reversal = z.object({
 });
 /** The operator's view (GET /admin/v1/topups). */
 export const AdminTopups = z.object({
-  topups: z.array(z.object({ ...topupFields, accountId: z.string(), paymentIntent: z.string().nullable(), reversals: z.array(Reversal) })),
+  topups: z.array(
+    z.object({
+      ...topupFields,
+      accountId: z.string(),
+      paymentIntent: z.string().nullable(),
+      fee: usd4.nullable().describe("Stripe's fee of the payment (its charge's balance transaction); null while not known (see feeNote)"),
+      net: usd4.nullable().describe('What Stripe pays out for the payment: paid less the fee; null while the fee is not known'),
+      feeNote: z
+        .string()
+        .nullable()
+        .describe('Why the fee is not known: not available yet, reported in another currency than USD, or Stripe did not answer (retried, then given up)'),
+      reversals: z.array(Reversal),
+    }),
+  ),
   unpaid: usd4.describe('Total unpaid remainder of the listed top-ups'),
   waiting: z.array(Reversal).describe('Refunds and disputes whose top-up is not credited (yet)'),
 });

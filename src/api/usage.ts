@@ -66,7 +66,11 @@ const movements = {
     disputes: usd6.describe('Debited for Stripe disputes'),
     disputesWon: usd6.describe('Credited back for Stripe disputes won (what they had debited)'),
     unpaid: usd6.describe('What refunds and disputes could not debit, less the remainders of disputes won (not a movement of the balances)'),
-    fees: z.literal('n/a').describe('Stripe fees are not recorded'),
+    fees: usd6.describe(
+      "Stripe's fees of the card top-ups paid in the period, as far as known (not a movement of the balances: they were credited the whole payment)",
+    ),
+    feesPending: z.number().int().describe('Card top-ups paid in the period whose fee Stripe has not given yet (fetched after the credit, retried)'),
+    net: usd6.describe('Card top-ups paid in the period less the known fees: what Stripe pays out for them'),
   }),
   net: usd6,
   closing: usd6.describe('Sum of all balances at the end'),

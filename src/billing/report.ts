@@ -56,6 +56,14 @@ export interface ReportPeriodRow {
    * operator's loss), less the remainders of disputes won in the period (which can make it negative).
    */
   unpaid: number;
+  /**
+   * Stripe's fees of the card top-ups paid in the period, as far as known (not a ledger movement:
+   * the balance was credited the whole payment), the top-ups whose fee is not known yet, and what
+   * those top-ups paid (fees + the net Stripe pays out for them).
+   */
+  fees: number;
+  feesPending: number;
+  cardPaid: number;
   net: number;
   closing: number;
 }
@@ -88,7 +96,9 @@ const DAY = sql.lit(DAY_MS);
 /**
  * One statement, so one snapshot on both databases: the movements of the period by UTC day, kind,
  * source and sign (a range of ledger_time, migration 014), the ledger total before and after it,
- * every balance now, and the unpaid remainders recorded in the period.
+ * every balance now, the unpaid remainders recorded in the period, and the card top-ups paid in the
+ * period (a range of topups_paid, migration 020) with Stripe's known fees and the count of those
+ * not known (`neg`).
  */
 const reportQuery = (w: Window) => sql<Raw>`
   select 'm' as part, created_at / ${DAY} as d, kind, source, case when amount_micros < 0 then 1 else 0 end as neg, sum(amount_micros) as s
@@ -97,7 +107,11 @@ const reportQuery = (w: Window) => sql<Raw>`
   union all select 'after', null, null, null, null, coalesce(sum(amount_micros), 0) from ledger_entries where created_at >= ${w.to}
   union all select 'balances', null, null, null, null, coalesce(sum(balance_micros), 0) from accounts
   union all select 'unpaid', applied_at / ${DAY}, null, null, null, sum(unpaid_micros)
-    from topup_reversals where applied = 1 and applied_at >= ${w.from} and applied_at < ${w.to} group by 2`;
+    from topup_reversals where applied = 1 and applied_at >= ${w.from} and applied_at < ${w.to} group by 2
+  union all select 'fees', paid_at / ${DAY}, null, null, sum(case when fee_micros is null then 1 else 0 end), sum(coalesce(fee_micros, 0))
+    from topups where paid_at >= ${w.from} and paid_at < ${w.to} group by 2
+  union all select 'paid', paid_at / ${DAY}, null, null, null, sum(paid_micros)
+    from topups where paid_at >= ${w.from} and paid_at < ${w.to} group by 2`;
 
 /** Which movement a group of entries is. */
 function movementOf(kind: string | null, source: string | null, negative: boolean): keyof Movements {
@@ -134,21 +148,38 @@ export async function moneyReport(db: Kysely<DB>, w: Window, by: ReportPeriod): 
   const index = new Map<string, ReportPeriodRow>();
   for (let at = w.from; at < w.to;) {
     const b = bucketOf(at, by, w);
-    const row: ReportPeriodRow = { period: b.key, from: b.from, to: b.to, opening: 0, movements: none(), unpaid: 0, net: 0, closing: 0 };
+    const row: ReportPeriodRow = {
+      period: b.key,
+      from: b.from,
+      to: b.to,
+      opening: 0,
+      movements: none(),
+      unpaid: 0,
+      fees: 0,
+      feesPending: 0,
+      cardPaid: 0,
+      net: 0,
+      closing: 0,
+    };
     periods.push(row);
     index.set(b.key, row);
     at = b.to;
   }
   for (const r of rows) {
-    if (r.part !== 'm' && r.part !== 'unpaid') continue;
+    if (r.part !== 'm' && r.part !== 'unpaid' && r.part !== 'fees' && r.part !== 'paid') continue;
     const row = index.get(bucketOf(num(r.d) * DAY_MS, by, w).key)!;
     if (r.part === 'unpaid') row.unpaid += num(r.s);
+    else if (r.part === 'fees') {
+      row.fees += num(r.s);
+      row.feesPending += num(r.neg);
+    } else if (r.part === 'paid') row.cardPaid += num(r.s);
     else row.movements[movementOf(r.kind, r.source, num(r.neg) === 1)] += num(r.s);
   }
   const before = scalar('before');
   let running = before;
   const sums = none();
   let unpaid = 0;
+  const card = { fees: 0, feesPending: 0, cardPaid: 0 };
   for (const row of periods) {
     row.opening = running;
     row.net = MOVEMENTS.reduce((s, k) => s + row.movements[k], 0);
@@ -156,6 +187,9 @@ export async function moneyReport(db: Kysely<DB>, w: Window, by: ReportPeriod): 
     running = row.closing;
     for (const k of MOVEMENTS) sums[k] += row.movements[k];
     unpaid += row.unpaid;
+    card.fees += row.fees;
+    card.feesPending += row.feesPending;
+    card.cardPaid += row.cardPaid;
   }
   const balancesNow = scalar('balances');
   const movementsAfter = scalar('after');
@@ -165,7 +199,7 @@ export async function moneyReport(db: Kysely<DB>, w: Window, by: ReportPeriod): 
     to: w.to,
     by,
     periods,
-    total: { from: w.from, to: w.to, opening: before, movements: sums, unpaid, net: running - before, closing: running },
+    total: { from: w.from, to: w.to, opening: before, movements: sums, unpaid, ...card, net: running - before, closing: running },
     balancesNow,
     movementsAfter,
     balancesAtEnd,
@@ -190,7 +224,9 @@ function periodView(r: Omit<ReportPeriodRow, 'period'>) {
       disputes: usd(m.stripeDisputes),
       disputesWon: usd(m.stripeDisputesWon),
       unpaid: usd(r.unpaid),
-      fees: 'n/a' as const,
+      fees: usd(r.fees),
+      feesPending: r.feesPending,
+      net: usd(r.cardPaid - r.fees),
     },
     net: usd(r.net),
     closing: usd(r.closing),
@@ -220,14 +256,16 @@ export function reportView(r: MoneyReport) {
 
 const CSV_HEAD =
   'period,from,to,opening_usd,operator_topups_usd,card_topups_usd,charges_usd,refunds_usd,partial_refunds_usd,credits_usd,debits_usd,' +
-  'stripe_refunds_usd,stripe_disputes_usd,stripe_disputes_won_usd,unpaid_usd,stripe_fees_usd,net_usd,closing_usd,balances_at_end_usd,reconciled';
+  'stripe_refunds_usd,stripe_disputes_usd,stripe_disputes_won_usd,unpaid_usd,stripe_fees_usd,stripe_fees_pending,card_net_usd,net_usd,closing_usd,' +
+  'balances_at_end_usd,reconciled';
 
 /** CSV: one line per period, then a `total` line with the sum of balances at the end and whether it reconciles. */
 export function reportCsv(r: MoneyReport): string {
   const line = (row: Omit<ReportPeriodRow, 'period'>, period: string, end: string[]) => {
     const m = row.movements;
     const amounts = [row.opening, ...MOVEMENTS.map((k) => m[k]), row.unpaid].map(usd);
-    return [period, new Date(row.from).toISOString(), new Date(row.to).toISOString(), ...amounts, 'n/a', usd(row.net), usd(row.closing), ...end]
+    const card = [usd(row.fees), String(row.feesPending), usd(row.cardPaid - row.fees)];
+    return [period, new Date(row.from).toISOString(), new Date(row.to).toISOString(), ...amounts, ...card, usd(row.net), usd(row.closing), ...end]
       .map(csvField)
       .join(',');
   };

@@ -93,7 +93,8 @@ export function addMoneyCommands(program: Command, run: Run, out: Out) {
             `closing balances   ${t.closing.padStart(14)}`,
             `balances at end    ${v.reconciliation.balancesAtEnd.padStart(14)}  ${v.reconciliation.reconciled ? 'reconciled' : 'NOT RECONCILED'}`,
             `unpaid remainders  ${t.stripe.unpaid.padStart(14)}  (not covered by balances)`,
-            `Stripe fees                   n/a  (not recorded)`,
+            `Stripe fees        ${t.stripe.fees.padStart(14)}  (${t.stripe.feesPending === 0 ? 'all known' : `${t.stripe.feesPending} not known yet`}; not a movement of the balances)`,
+            `card net of fees   ${t.stripe.net.padStart(14)}  (card top-ups paid less the known fees: what Stripe pays out)`,
           ].join('\n'),
         );
       }),

@@ -9,7 +9,7 @@ import { firstRun } from './first-run.js';
 /**
  * `gengate serve`: migrations, first-run account, HTTP; stops cleanly on SIGINT/SIGTERM. ROLE
  * (or --role) splits the work (docs/scaling.md): api serves the API and holds no task state;
- * worker runs the engine, callbacks and expiry sweep, with only /healthz, /readyz and /metrics on
+ * worker runs the engine, callbacks, expiry sweep and the retry of Stripe's fees, with only /healthz, /readyz and /metrics on
  * its port; all does both. RUN_ENGINE=false turns all into api. A start that fails half way closes
  * what it opened before the error is reported.
  */
@@ -35,6 +35,7 @@ export async function serve(config: Config): Promise<void> {
   }
   if (work) services.engine.start(app.log);
   if (work) services.callbacks.start(app.log);
+  if (work) services.payments.fees?.start(app.log);
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   const role = api && work ? 'all' : api ? 'api' : 'worker';

@@ -47,13 +47,16 @@ const lockName = (paymentIntent: string) => `gengate:stripe:${paymentIntent}`;
  *   its unpaid remainder (negative debited and unpaid); a dispute still waiting, or not seen yet,
  *   is cancelled instead and never debits (`disputes.ts`). `charge.dispute.closed` moves no money.
  * Everything about one payment intent runs under one lock (PostgreSQL advisory lock; SQLite has
- * one writer), so a refund and its credit never interleave.
+ * one writer), so a refund and its credit never interleave. Stripe's fee is no part of it: it is
+ * asked for after the credit has committed (`afterCredit`, `fees.ts`).
  */
 export class StripeEvents {
   constructor(
     private readonly database: Database,
     private readonly ledger: Ledger,
     private readonly clock: Clock,
+    /** Called once a credit has committed, outside its transaction (Stripe's fee is fetched then: `fees.ts`); it must not throw. */
+    private readonly afterCredit: (topupId: string) => void = () => {},
   ) {}
 
   async handle(event: Stripe.Event): Promise<EventOutcome> {
@@ -102,7 +105,7 @@ export class StripeEvents {
     // Stripe's retries and duplicate deliveries of a credited session need no write transaction (nor wait for the lock).
     const seen = await this.database.db.selectFrom('topups').select('status').where('session_id', '=', session.id).executeTakeFirst();
     if (seen?.status === 'paid') return 'already_credited';
-    return this.database.tx(async (trx) => {
+    const done = await this.database.tx(async (trx): Promise<{ outcome: EventOutcome; topupId?: string }> => {
       if (intent) await this.database.lock(trx, lockName(intent));
       const now = this.clock.now();
       const row = await trx
@@ -115,7 +118,7 @@ export class StripeEvents {
         .executeTakeFirst();
       if (!row) {
         const known = await trx.selectFrom('topups').select('id').where('session_id', '=', session.id).executeTakeFirst();
-        return known ? 'already_credited' : 'unknown_session';
+        return { outcome: known ? 'already_credited' : 'unknown_session' };
       }
       await this.ledger.credit(trx, row.account_id, micros, 'topup', `card top-up ${row.id} (Stripe Checkout ${session.id}, event ${eventId})`, 'card');
       if (intent) {
@@ -130,8 +133,10 @@ export class StripeEvents {
           .execute();
         for (const r of waiting) await this.apply(trx, r, row.id, row.account_id);
       }
-      return 'credited';
+      return { outcome: 'credited', topupId: row.id };
     });
+    if (done.topupId) this.afterCredit(done.topupId);
+    return done.outcome;
   }
 
   /** Marks a session that was never paid as expired (the list shows it); a paid one stays paid. */

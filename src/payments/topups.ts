@@ -47,7 +47,15 @@ export interface TopupView {
   paidAt: string | null;
 }
 
-export type AdminTopupView = TopupView & { accountId: string; paymentIntent: string | null; reversals: ReversalView[] };
+/** Stripe's fee of a paid top-up as the operator sees it: null while not known, with the reason in `feeNote`. */
+export interface TopupFeeView {
+  fee: string | null;
+  /** What Stripe pays out for the payment: paid less the fee. */
+  net: string | null;
+  feeNote: string | null;
+}
+
+export type AdminTopupView = TopupView & TopupFeeView & { accountId: string; paymentIntent: string | null; reversals: ReversalView[] };
 
 const usd = (micros: number) => formatUsd(micros, 4);
 const iso = (ms: number | null) => (ms == null ? null : new Date(Number(ms)).toISOString());
@@ -125,6 +133,11 @@ export class Topups {
       paid_micros: 0,
       created_at: this.clock.now(),
       paid_at: null,
+      fee_micros: null,
+      net_micros: null,
+      fee_note: null,
+      fee_attempts: 0,
+      fee_due_at: null,
     };
     await this.database.tx((trx) => trx.insertInto('topups').values(row).execute(), { atomic: false });
     let session: Stripe.Checkout.Session;
@@ -166,7 +179,12 @@ export class Topups {
     const { rows, reversals } = await this.read(accountId);
     const topups = rows.map((t) => {
       const own = reversals.get(t.id) ?? [];
-      return { ...topupView(t, own), accountId: t.account_id, paymentIntent: t.payment_intent, reversals: own.map(reversalView) };
+      const fee = {
+        fee: t.fee_micros == null ? null : usd(Number(t.fee_micros)),
+        net: t.net_micros == null ? null : usd(Number(t.net_micros)),
+        feeNote: t.fee_note,
+      };
+      return { ...topupView(t, own), ...fee, accountId: t.account_id, paymentIntent: t.payment_intent, reversals: own.map(reversalView) };
     });
     let unpaidQuery = this.database.db
       .selectFrom('topup_reversals')

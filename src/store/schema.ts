@@ -310,6 +310,14 @@ export interface TopupsTable {
   paid_micros: number;
   created_at: number;
   paid_at: number | null;
+  /** Stripe's fee and net of the charge's balance transaction (micro-USD), null until known (migration 020). */
+  fee_micros: number | null;
+  net_micros: number | null;
+  /** Why the fee is not known yet: not available yet, another currency, Stripe's error. */
+  fee_note: string | null;
+  fee_attempts: number;
+  /** When the fee is next fetched; null with attempts above 0: nothing more to try (known, another currency, or given up). */
+  fee_due_at: number | null;
 }
 
 /** A Stripe refund or dispute of a top-up, or a won dispute (`dispute_won`: negative debited and unpaid, giving back the dispute's); `topup_id` null and `applied` 0 until the top-up is credited. */

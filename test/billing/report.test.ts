@@ -3,7 +3,7 @@ import { dialects } from '../helpers/db.js';
 import { gengate } from '../helpers/cli.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { FAST, create, expectLedgerInvariant, settle } from '../tasks/support.js';
-import { SECRET_KEY, WEBHOOK_SECRET, cardTopUp, deliver, disputeWon, disputed, refunded, startFakeStripe } from '../fakes/stripe.js';
+import { cardFee, cardTopUp, completed, deliver, disputeWon, disputed, refunded, startFakeStripe, stripeSettings } from '../fakes/stripe.js';
 
 const ADMIN = 'admin-token-for-report-tests-012';
 const USD = 1_000_000;
@@ -19,9 +19,7 @@ describe.each(dialects())('the money report on %s', (dialect) => {
     stripe = await startFakeStripe();
     s = await startServer(dialect, {
       ...FAST,
-      STRIPE_SECRET_KEY: SECRET_KEY,
-      STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
-      STRIPE_API_BASE: stripe.url,
+      ...stripeSettings(stripe),
       TOPUP_MIN: '5',
       TOPUP_MAX: '500',
       ADMIN_TOKEN: ADMIN,
@@ -33,7 +31,12 @@ describe.each(dialects())('the money report on %s', (dialect) => {
     await stripe?.close();
   });
 
-  const card = (usd: string) => cardTopUp(s, stripe, usd);
+  /** A card top-up, its fee fetched (the try right after the credit runs in the background). */
+  const card = async (usd: string) => {
+    const c = await cardTopUp(s, stripe, usd);
+    await s.services.payments.fees!.idle();
+    return c;
+  };
   const taskCharge = async (taskId: string) => {
     const row = await s.services.database.db
       .selectFrom('ledger_entries')
@@ -83,7 +86,17 @@ describe.each(dialects())('the money report on %s', (dialect) => {
     expect(micros(t.refunds.full)).toBe(await taskCharge(bad));
     expect(micros(t.refunds.partial)).toBe(1_000);
     expect(t.adjustments).toEqual({ credits: '1.500000', debits: '-0.500000' });
-    expect(t.stripe).toEqual({ refunds: '-5.000000', disputes: '-2.000000', disputesWon: '0.000000', unpaid: '8.000000', fees: 'n/a' });
+    // Stripe's fees of the two payments (2.9% + 30 cents: 1.03 and 0.59): shown, not movements of the balances.
+    expect(cardFee(2500) + cardFee(1000)).toBe(162);
+    expect(t.stripe).toEqual({
+      refunds: '-5.000000',
+      disputes: '-2.000000',
+      disputesWon: '0.000000',
+      unpaid: '8.000000',
+      fees: '1.620000',
+      feesPending: 0,
+      net: '33.380000',
+    });
     const sum = Object.values({ ...t.topups, ...t.refunds, ...t.adjustments, c: t.charges, r: t.stripe.refunds, d: t.stripe.disputes }).reduce(
       (acc: number, v) => acc + micros(v as string),
       0,
@@ -114,12 +127,12 @@ describe.each(dialects())('the money report on %s', (dialect) => {
     const csv = await csvRes.text();
     const lines = csv.trimEnd().split('\n');
     expect(lines[0]).toBe(
-      'period,from,to,opening_usd,operator_topups_usd,card_topups_usd,charges_usd,refunds_usd,partial_refunds_usd,credits_usd,debits_usd,stripe_refunds_usd,stripe_disputes_usd,stripe_disputes_won_usd,unpaid_usd,stripe_fees_usd,net_usd,closing_usd,balances_at_end_usd,reconciled',
+      'period,from,to,opening_usd,operator_topups_usd,card_topups_usd,charges_usd,refunds_usd,partial_refunds_usd,credits_usd,debits_usd,stripe_refunds_usd,stripe_disputes_usd,stripe_disputes_won_usd,unpaid_usd,stripe_fees_usd,stripe_fees_pending,card_net_usd,net_usd,closing_usd,balances_at_end_usd,reconciled',
     );
-    for (const line of lines) expect(line.split(',')).toHaveLength(20);
+    for (const line of lines) expect(line.split(',')).toHaveLength(22);
     expect(lines[1]).toMatch(/^\d{4}-\d{2},/);
     expect(lines.at(-1)).toBe(
-      `total,${from},${to},0.000000,15.000000,35.000000,${t.charges},${t.refunds.full},0.001000,1.500000,-0.500000,-5.000000,-2.000000,0.000000,8.000000,n/a,${t.net},${t.closing},${t.closing},true`,
+      `total,${from},${to},0.000000,15.000000,35.000000,${t.charges},${t.refunds.full},0.001000,1.500000,-0.500000,-5.000000,-2.000000,0.000000,8.000000,1.620000,0,33.380000,${t.net},${t.closing},${t.closing},true`,
     );
     const env = { DATABASE_URL: s.db.url, DATA_DIR: s.db.dir };
     const cli = await gengate(['report', '--from', from, '--to', to, '--by', 'month', '--csv'], env);
@@ -128,7 +141,8 @@ describe.each(dialects())('the money report on %s', (dialect) => {
     const text = await gengate(['report', '--from', from, '--to', to], env);
     expect(text.stdout).toMatch(/^card top-ups\s+35\.000000$/m);
     expect(text.stdout).toMatch(/^balances at end\s+\S+ {2}reconciled$/m);
-    expect(text.stdout).toMatch(/^Stripe fees\s+n\/a/m);
+    expect(text.stdout).toMatch(/^Stripe fees\s+1\.620000 {2}\(all known;/m);
+    expect(text.stdout).toMatch(/^card net of fees\s+33\.380000 /m);
     const json = await gengate(['report', '--from', from, '--to', to, '--json'], env);
     expect(JSON.parse(json.stdout).reconciliation).toEqual(r.body.data.reconciliation);
   }, 120_000);
@@ -151,7 +165,15 @@ describe.each(dialects())('the money report on %s', (dialect) => {
     const to = new Date(Date.now() + 60_000).toISOString();
 
     const whole = (await admin('GET', `/report?from=${from}&to=${to}`)).body.data;
-    expect(whole.total.stripe).toEqual({ refunds: '0.000000', disputes: '-2.000000', disputesWon: '2.000000', unpaid: '0.000000', fees: 'n/a' });
+    expect(whole.total.stripe).toEqual({
+      refunds: '0.000000',
+      disputes: '-2.000000',
+      disputesWon: '2.000000',
+      unpaid: '0.000000',
+      fees: '0.590000',
+      feesPending: 0,
+      net: '9.410000',
+    });
     expect(whole.total).toMatchObject({ opening: whole.reconciliation.opening, charges: '-8.000000', topups: { operator: '0.000000', card: '10.000000' } });
     expect(micros(whole.total.net)).toBe(2 * USD);
     expect(whole.reconciliation).toMatchObject({ closing: whole.total.closing, balancesAtEnd: whole.total.closing, reconciled: true });
@@ -167,12 +189,69 @@ describe.each(dialects())('the money report on %s', (dialect) => {
     const csv = await gengate(['report', '--from', from, '--to', to, '--csv'], env);
     expect(csv.code, csv.stderr).toBe(0);
     expect(csv.stdout.trimEnd().split('\n').at(-1)).toBe(
-      `total,${from},${to},${whole.total.opening},0.000000,10.000000,-8.000000,0.000000,0.000000,0.000000,0.000000,0.000000,-2.000000,2.000000,0.000000,n/a,2.000000,${whole.total.closing},${whole.total.closing},true`,
+      `total,${from},${to},${whole.total.opening},0.000000,10.000000,-8.000000,0.000000,0.000000,0.000000,0.000000,0.000000,-2.000000,2.000000,0.000000,0.590000,0,9.410000,2.000000,${whole.total.closing},${whole.total.closing},true`,
     );
     const text = await gengate(['report', '--from', mid, '--to', to], env);
     expect(text.stdout).toMatch(/^disputes won\s+2\.000000$/m);
     expect(text.stdout).toMatch(/^unpaid remainders\s+-8\.000000 /m);
     expect(text.stdout).toMatch(/reconciled$/m);
+    await expectLedgerInvariant(s.services.database);
+  }, 60_000);
+
+  it("shows Stripe's fees of the period, known and pending, without moving the balances; the report reconciles before and after the retry", async () => {
+    await pause();
+    const from = new Date().toISOString();
+    await pause();
+    // Three card payments: 20 with its fee known at once, 30 whose balance transaction is not
+    // available yet, 50 credited while Stripe is down. Every one is credited in full.
+    const known = await card('20');
+    const a = await s.account(0);
+    const late = await s.call('POST', '/api/v1/topups', { key: a.key, body: { amount: '30' } });
+    const lateSession = stripe.session(late.body.data.sessionId);
+    stripe.balance(lateSession, null);
+    expect((await deliver(s.url, completed(lateSession))).body.outcome).toBe('credited');
+    const b = await s.account(0);
+    const down = await s.call('POST', '/api/v1/topups', { key: b.key, body: { amount: '50' } });
+    stripe.failReads(1);
+    expect((await deliver(s.url, completed(stripe.session(down.body.data.sessionId)))).body.outcome).toBe('credited');
+    await s.services.payments.fees!.idle();
+    for (const [id, usd] of [
+      [known.id, 20],
+      [a.id, 30],
+      [b.id, 50],
+    ] as const)
+      expect(await s.services.accounts.balanceMicros(id)).toBe(usd * USD);
+    await pause();
+    const to = new Date(Date.now() + 60_000).toISOString();
+
+    const first = (await admin('GET', `/report?from=${from}&to=${to}`)).body.data;
+    expect(first.total.topups.card).toBe('100.000000');
+    // Only the 20's fee is known (0.88); the other two are counted as not known yet.
+    expect(first.total.stripe).toMatchObject({ fees: '0.880000', feesPending: 2, net: '99.120000' });
+    expect(first.total.net).toBe('100.000000');
+    expect(first.reconciliation).toMatchObject({ closing: first.total.closing, balancesAtEnd: first.total.closing, reconciled: true });
+    expect(first.periods.reduce((n: number, p: { stripe: { feesPending: number } }) => n + p.stripe.feesPending, 0)).toBe(2);
+
+    // Stripe has them later: the retry fills both; the balances and the movements do not change.
+    stripe.balance(lateSession, { fee: cardFee(3000), net: 3000 - cardFee(3000), currency: 'usd' });
+    await s.services.payments.fees!.retry(Date.now() + 10 * 60_000);
+    const second = (await admin('GET', `/report?from=${from}&to=${to}`)).body.data;
+    expect(cardFee(2000) + cardFee(3000) + cardFee(5000)).toBe(88 + 117 + 175);
+    expect(second.total.stripe).toMatchObject({ fees: '3.800000', feesPending: 0, net: '96.200000' });
+    expect({ ...second.total, stripe: null }).toEqual({ ...first.total, stripe: null });
+    expect({ ...second.total.stripe, fees: null, feesPending: null, net: null }).toEqual({ ...first.total.stripe, fees: null, feesPending: null, net: null });
+    expect(second.reconciliation).toEqual(first.reconciliation);
+    expect(second.reconciliation.reconciled).toBe(true);
+    expect(micros(second.total.closing)).toBe(await balances());
+
+    const env = { DATABASE_URL: s.db.url, DATA_DIR: s.db.dir };
+    const csv = await gengate(['report', '--from', from, '--to', to, '--csv'], env);
+    expect(csv.code, csv.stderr).toBe(0);
+    const total = csv.stdout.trimEnd().split('\n').at(-1)!.split(',');
+    expect(total.slice(15, 18)).toEqual(['3.800000', '0', '96.200000']);
+    expect(total.at(-1)).toBe('true');
+    const text = await gengate(['report', '--from', from, '--to', to], env);
+    expect(text.stdout).toMatch(/^Stripe fees\s+3\.800000 {2}\(all known;/m);
     await expectLedgerInvariant(s.services.database);
   }, 60_000);
 

@@ -7,6 +7,13 @@ import { startFake } from './base.js';
 export const WEBHOOK_SECRET = 'whsec_testsecretforgengate0000000000';
 export const SECRET_KEY = 'sk_test_gengatefake000000000000';
 
+/** The settings that point a test server's card top-ups at a fake Stripe. */
+export const stripeSettings = (stripe: { url: string }) => ({
+  STRIPE_SECRET_KEY: SECRET_KEY,
+  STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
+  STRIPE_API_BASE: stripe.url,
+});
+
 /** A Checkout Session as the fake keeps it. */
 export interface FakeSession {
   id: string;
@@ -18,19 +25,93 @@ export interface FakeSession {
   form: URLSearchParams;
 }
 
+/** The balance transaction of a session's charge: Stripe's fee and net in `currency`'s smallest unit; null while not available yet. */
+export type FakeBalance = { fee: number; net: number; currency: string } | null;
+
+/** Stripe's standard card price, 2.9% + 30 cents: the fake's fee unless a test sets another. */
+export const cardFee = (cents: number) => Math.round(cents * 0.029) + 30;
+
 // Only used for its webhook helpers (signing test events); it never calls anything.
 const signer = new Stripe(SECRET_KEY);
 
 /**
  * The part of Stripe's API GenGate calls: POST /v1/checkout/sessions (form-encoded, as the `stripe`
- * package sends it). Sessions are kept so a test can make the events Stripe would send about them,
- * signed with the package's own test-header helper. `failNext` answers the next creations 500.
+ * package sends it), and the reads of a payment's fee as Stripe documents them: GET
+ * /v1/payment_intents/:id (`latest_charge`), /v1/charges/:id (`balance_transaction`) and
+ * /v1/balance_transactions/:id (`fee`, `net`, `currency`), each expanding what `expand[]` names
+ * (`latest_charge.balance_transaction` in one call). Sessions are kept so a test can make the events
+ * Stripe would send about them, signed with the package's own test-header helper. `failNext`
+ * answers the next creations 500, `failReads` the next reads; `balance` sets a charge's balance
+ * transaction (another currency, or not available yet); by default it is USD at `cardFee`.
  */
 export async function startFakeStripe() {
   const sessions = new Map<string, FakeSession>();
+  const balances = new Map<string, FakeBalance>();
   let n = 0;
   let failing = 0;
+  let failingReads = 0;
+  const byIntent = (id: string) => [...sessions.values()].find((s) => s.paymentIntent === id);
+  const byCharge = (id: string) => [...sessions.values()].find((s) => s.chargeId === id);
+  const txnId = (s: FakeSession) => `txn_${s.chargeId}`;
+  const balanceOf = (s: FakeSession): FakeBalance =>
+    balances.has(s.id) ? balances.get(s.id)! : { fee: cardFee(s.amountCents), net: s.amountCents - cardFee(s.amountCents), currency: 'usd' };
+  const txnObject = (s: FakeSession, b: NonNullable<FakeBalance>) => ({
+    id: txnId(s),
+    object: 'balance_transaction',
+    amount: b.fee + b.net,
+    currency: b.currency,
+    fee: b.fee,
+    fee_details: [{ amount: b.fee, currency: b.currency, description: 'Stripe processing fees', type: 'stripe_fee', application: null }],
+    net: b.net,
+    source: s.chargeId,
+    status: 'pending',
+    type: 'charge',
+    reporting_category: 'charge',
+  });
+  const chargeObject = (s: FakeSession, expand: string[]) => {
+    const b = balanceOf(s);
+    return {
+      id: s.chargeId,
+      object: 'charge',
+      amount: s.amountCents,
+      currency: 'usd',
+      paid: true,
+      status: 'succeeded',
+      payment_intent: s.paymentIntent,
+      balance_transaction: b === null ? null : expand.includes('balance_transaction') ? txnObject(s, b) : txnId(s),
+    };
+  };
+  const notFound = (what: string) => ({
+    status: 404,
+    json: { error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such ${what}` } },
+  });
   const fake = await startFake((call, base) => {
+    if (call.method === 'GET' && /^\/v1\/(payment_intents|charges|balance_transactions)\//.test(call.path)) {
+      if (failingReads > 0) {
+        failingReads--;
+        return { status: 500, json: { error: { type: 'api_error', message: 'fake Stripe is down' } } };
+      }
+      if (call.headers.authorization !== `Bearer ${SECRET_KEY}`) return { status: 401, json: { error: { type: 'invalid_request_error', message: 'bad key' } } };
+      const expand = [...call.query].filter(([k]) => /^expand\[\d*\]$/.test(k)).map(([, v]) => v);
+      const [, kind, id] = call.path.split('/').slice(1);
+      if (kind === 'payment_intents') {
+        const s = byIntent(id!);
+        if (!s) return notFound(`payment_intent: '${id}'`);
+        const nested = expand.filter((e) => e.startsWith('latest_charge.')).map((e) => e.slice('latest_charge.'.length));
+        const latest = expand.includes('latest_charge') || nested.length > 0 ? chargeObject(s, nested) : s.chargeId;
+        return {
+          status: 200,
+          json: { id: s.paymentIntent, object: 'payment_intent', amount: s.amountCents, currency: 'usd', status: 'succeeded', latest_charge: latest },
+        };
+      }
+      if (kind === 'charges') {
+        const s = byCharge(id!);
+        return s ? { status: 200, json: chargeObject(s, expand) } : notFound(`charge: '${id}'`);
+      }
+      const s = [...sessions.values()].find((x) => txnId(x) === id);
+      const b = s && balanceOf(s);
+      return s && b ? { status: 200, json: txnObject(s, b) } : notFound(`balance_transaction: '${id}'`);
+    }
     if (call.method === 'POST' && call.path === '/v1/checkout/sessions') {
       if (failing > 0) {
         failing--;
@@ -65,6 +146,14 @@ export async function startFakeStripe() {
     sessions,
     failNext(times = 1) {
       failing = times;
+    },
+    /** Answers the next `times` reads of payment intents, charges and balance transactions 500 (Stripe down). */
+    failReads(times = 1) {
+      failingReads = times;
+    },
+    /** Sets the balance transaction of the session's charge: null while not available yet. */
+    balance(session: FakeSession, b: FakeBalance) {
+      balances.set(session.id, b);
     },
     session(id: string): FakeSession {
       const s = sessions.get(id);

@@ -1,4 +1,5 @@
-// Operator: the money report (GET /admin/v1/report): every movement of the balances per UTC day or month, and the reconciliation; card top-ups below.
+// Operator: the money report (GET /admin/v1/report): every movement of the balances per UTC day or month, and the reconciliation; Stripe's fees
+// (not movements) after them; card top-ups below.
 import { ErrorBox, Empty, Loading, Page } from '../ui.js';
 import { navigate } from '../router.js';
 import { AdminNav, useAdmin } from './admin-shared.js';
@@ -11,7 +12,7 @@ interface Movements {
   charges: string;
   refunds: { full: string; partial: string };
   adjustments: { credits: string; debits: string };
-  stripe: { refunds: string; disputes: string; disputesWon: string; unpaid: string };
+  stripe: { refunds: string; disputes: string; disputesWon: string; unpaid: string; fees: string; feesPending: number; net: string };
   net: string;
   closing: string;
 }
@@ -43,6 +44,8 @@ interface Topups {
     disputed: string;
     disputesWon: string;
     unpaid: string;
+    fee: string | null;
+    feeNote: string | null;
     createdAt: string;
   }>;
   unpaid: string;
@@ -62,6 +65,9 @@ const COLUMNS: [string, (m: Movements) => string][] = [
   ['Disputes won', (m) => m.stripe.disputesWon],
   ['Net', (m) => m.net],
   ['Closing', (m) => m.closing],
+  // Not movements of the balances: what Stripe kept of the card top-ups paid, and what it pays out.
+  ['Stripe fees', (m) => (m.stripe.feesPending > 0 ? `${m.stripe.fees} (${m.stripe.feesPending} pending)` : m.stripe.fees)],
+  ['Card net of fees', (m) => m.stripe.net],
 ];
 
 export function AdminReport({ query }: { query: URLSearchParams }) {
@@ -191,6 +197,7 @@ export function AdminReport({ query }: { query: URLSearchParams }) {
                 {t.disputed !== '0.0000' && ` disputed ${t.disputed}`}
                 {t.disputesWon !== '0.0000' && ` won back ${t.disputesWon}`}
                 {t.unpaid !== '0.0000' && ` unpaid ${t.unpaid}`}
+                {t.status === 'paid' && (t.fee !== null ? ` Stripe fee ${t.fee}` : ` Stripe fee pending${t.feeNote ? ` (${t.feeNote})` : ''}`)}
               </li>
             ))}
           </ul>
