@@ -11,7 +11,7 @@ export type DisputeOutcome = 'dispute_won' | 'dispute_cancelled' | 'dispute_won_
 const wonId = (disputeId: string) => `dispute_won:${disputeId}`;
 
 /** The paid top-up of a payment intent, if it is credited. */
-const paidTopup = (trx: Kysely<DB>, intent: string) =>
+export const paidTopup = (trx: Kysely<DB>, intent: string) =>
   trx.selectFrom('topups').select(['id', 'account_id']).where('payment_intent', '=', intent).where('status', '=', 'paid').executeTakeFirst();
 
 /** A settled row: applied now, moving nothing unless `fields` say so. */

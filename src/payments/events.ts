@@ -3,7 +3,7 @@ import type { Ledger } from '../billing/index.js';
 import type { Clock } from '../clock.js';
 import type { Database, DB, TopupReversalsTable } from '../store/index.js';
 import { MICROS_PER_CENT } from './amounts.js';
-import { cancelWonDispute, disputeWon, insertOnce, wonBefore } from './disputes.js';
+import { cancelWonDispute, disputeWon, insertOnce, paidTopup, wonBefore } from './disputes.js';
 import type { Stripe } from './stripe.js';
 
 /** What one webhook event did; the endpoint answers 200 with it (Stripe only needs the 2xx). */
@@ -192,12 +192,7 @@ export class StripeEvents {
         applied_at: null,
       };
       if (!(await insertOnce(trx, row))) return 'duplicate';
-      const topup = await trx
-        .selectFrom('topups')
-        .select(['id', 'account_id'])
-        .where('payment_intent', '=', intent)
-        .where('status', '=', 'paid')
-        .executeTakeFirst();
+      const topup = await paidTopup(trx, intent);
       if (!topup) return 'reversal_waiting';
       await this.apply(trx, row, topup.id, topup.account_id);
       return 'reversal_applied';
