@@ -19,6 +19,11 @@ export async function endGrant(trx: Kysely<DB>, grant: Pick<OAuthGrantsTable, 'i
   await revokeKeyIn(trx, { id: grant.key_id, account_id: grant.account_id }, at);
 }
 
+/** endGrant for a grant known by its id. */
+export async function endGrantById(trx: Kysely<DB>, grantId: string, at: number): Promise<void> {
+  await endGrant(trx, await trx.selectFrom('oauth_grants').select(['id', 'account_id', 'key_id']).where('id', '=', grantId).executeTakeFirstOrThrow(), at);
+}
+
 /**
  * The engine's sweep of consents never completed (decision 2202, amended): a grant whose code
  * expired unexchanged (the tab was closed, the client crashed, every exchange failed) never got a
@@ -34,10 +39,7 @@ export async function endUnexchangedConsents(database: Database, now: number): P
     let due = dueCodes(trx, now).limit(BATCH);
     if (dialectOf(trx) === 'postgres') due = due.forUpdate().skipLocked();
     const codes = await due.execute();
-    for (const code of codes) {
-      const grant = await trx.selectFrom('oauth_grants').select(['id', 'account_id', 'key_id']).where('id', '=', code.grant_id).executeTakeFirstOrThrow();
-      await endGrant(trx, grant, Number(code.expires_at));
-    }
+    for (const code of codes) await endGrantById(trx, code.grant_id, Number(code.expires_at));
     return codes.length;
   });
 }

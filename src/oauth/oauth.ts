@@ -5,7 +5,7 @@ import type { Clock } from '../clock.js';
 import { Errors } from '../errors.js';
 import { randomId } from '../ids.js';
 import type { Database, DB, OAuthGrantsTable } from '../store/index.js';
-import { endGrant } from './grants.js';
+import { endGrant, endGrantById } from './grants.js';
 import { OAuthError, checkClientMetadata, readScopes, type ClientMetadata } from './rules.js';
 
 /** The scopes a client may ask for: what an agent needs over MCP (decision 2202). */
@@ -200,9 +200,7 @@ export class OAuth {
       // A second use of a code or refresh token is taken as a theft (OAuth 2.1 §4.1.3, §4.3.1): every
       // token of the grant goes, and with no refresh token left the grant and its key end too.
       const now = this.clock.now();
-      await this.database.tx(async (w) =>
-        endGrant(w, await w.selectFrom('oauth_grants').selectAll().where('id', '=', e.grantId).executeTakeFirstOrThrow(), now),
-      );
+      await this.database.tx((w) => endGrantById(w, e.grantId, now));
       throw new OAuthError(400, 'invalid_grant', `this ${e.what} was already used; its grant, every token of it and its key are now revoked`);
     }
     throw new OAuthError(
@@ -223,8 +221,7 @@ export class OAuth {
       const clientId = str(body.client_id);
       if (clientId && !(await this.grantOfClient(trx, row.grant_id, clientId))) return;
       // Without its refresh token nothing can renew the grant: it ends, key included, rather than stay listed as live.
-      if (row.kind === 'refresh')
-        return endGrant(trx, await trx.selectFrom('oauth_grants').selectAll().where('id', '=', row.grant_id).executeTakeFirstOrThrow(), now);
+      if (row.kind === 'refresh') return endGrantById(trx, row.grant_id, now);
       await trx.updateTable('oauth_tokens').set({ revoked_at: now }).where('hash', '=', hashKey(token)).where('revoked_at', 'is', null).execute();
     });
   }
