@@ -12,7 +12,18 @@ import { BUDGET_PERIODS, describeBudget, type KeyBudget } from './budgets.js';
 import type { ApiKeysTable, KeyBudgetPeriod } from '../store/index.js';
 import { readByKey } from '../store/index.js';
 import type { SecretBox } from '../secrets/index.js';
-import { boundNewKey, checkCustody, checkExpiryBound, checkMakerBudget, makerId, OPERATOR, revokeKeyIn, type KeyActor, type MakerBounds } from './custody.js';
+import {
+  boundNewKey,
+  checkCustody,
+  checkExpiryBound,
+  checkMakerBudget,
+  keyLineage,
+  makerId,
+  OPERATOR,
+  revokeKeyIn,
+  type KeyActor,
+  type MakerBounds,
+} from './custody.js';
 
 /** What createKey is given besides the account (each optional; see createKey). */
 export interface NewKey {
@@ -425,13 +436,8 @@ export class Accounts {
   /** The key, if `by` may manage it: 404 for an unknown key or another account's, 403 for one it may not (decision 1907). */
   private async managedKey(trx: Kysely<DB>, keyId: string, by: KeyActor): Promise<ApiKeysTable> {
     const row = await this.keyRow(trx, keyId);
-    if (by.kind !== 'operator') checkCustody(by, row, await this.lineage(trx, row.account_id));
+    if (by.kind !== 'operator') checkCustody(by, row, await keyLineage(trx, row.account_id));
     return row;
-  }
-
-  /** Who made each key of the account. */
-  private lineage(trx: Kysely<DB>, accountId: string) {
-    return trx.selectFrom('api_keys').select(['id', 'created_by']).where('account_id', '=', accountId).execute();
   }
 
   /** What the acting key has, which bounds the keys it makes. */

@@ -36,13 +36,18 @@ export function keysMadeBy(root: string, keys: Lineage[]): string[] {
   return keys.filter((k) => k.id !== root && madeBy(k, root, byMaker)).map((k) => k.id);
 }
 
+/** Who made each key of the account. */
+export function keyLineage(trx: Kysely<DB>, accountId: string): Promise<Lineage[]> {
+  return trx.selectFrom('api_keys').select(['id', 'created_by']).where('account_id', '=', accountId).execute();
+}
+
 /**
  * Revokes the key at `at`, and with it every key it made (directly or through keys it made), inside
  * the caller's transaction; a key already revoked keeps its first time. Who may do it is the
  * caller's to check.
  */
 export async function revokeKeyIn(trx: Kysely<DB>, key: Pick<ApiKeysTable, 'id' | 'account_id'>, at: number): Promise<void> {
-  const lineage = await trx.selectFrom('api_keys').select(['id', 'created_by']).where('account_id', '=', key.account_id).execute();
+  const lineage = await keyLineage(trx, key.account_id);
   await trx
     .updateTable('api_keys')
     .set({ revoked_at: at })
