@@ -34,6 +34,13 @@ export interface BlobStore {
   close(): void;
 }
 
+/** Whether `to` could be made a hard link of `from`. */
+const linked = (from: string, to: string) =>
+  link(from, to).then(
+    () => true,
+    () => false,
+  );
+
 const SAFE_KEY = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9._-]+)*$/;
 
 /** Blobs as files under one folder; every key is checked so no path can leave it. */
@@ -78,14 +85,7 @@ export class DiskBlobStore implements BlobStore {
     let full = false;
     await this.write(key, async (tmp) => {
       // The copy made when `src` was full of links, unless it is gone (its blob deleted, or full in turn).
-      if (
-        copy &&
-        (await link(copy, tmp).then(
-          () => true,
-          () => false,
-        ))
-      )
-        return;
+      if (copy && (await linked(copy, tmp))) return;
       try {
         await link(src, tmp);
       } catch (e) {
