@@ -5,6 +5,7 @@ import { step, StartError } from '../core.js';
 import { buildApp } from '../http/index.js';
 import { checkToolchain, describeToolchain } from '../media/index.js';
 import { firstRun } from './first-run.js';
+import { tuneHeap } from './heap.js';
 
 /**
  * `gengate serve`: migrations, first-run account, HTTP; stops cleanly on SIGINT/SIGTERM. ROLE
@@ -14,6 +15,8 @@ import { firstRun } from './first-run.js';
  * what it opened before the error is reported.
  */
 export async function serve(config: Config): Promise<void> {
+  // Uploads on a server that has been busy would otherwise run a full collection every 20-30 MB (decision 0317).
+  tuneHeap();
   const api = config.ROLE !== 'worker';
   const work = config.ROLE !== 'api' && config.RUN_ENGINE;
   // Only a process that runs the engine calls upstreams: an api process needs no provider credentials.

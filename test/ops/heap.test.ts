@@ -1,0 +1,83 @@
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { HEAP_GROWING_PERCENT, tuneHeap } from '../../src/cli/heap.js';
+import { stop } from '../helpers/cli.js';
+import { UNLIMITED } from '../helpers/server.js';
+
+/**
+ * Runs a node process that (when `tune`) calls tuneHeap, fills the heap a little and runs one full
+ * collection with V8's trace on; returns the growing factor V8 applied to the new limit ("(2.0)").
+ */
+function factorApplied(tune: boolean): Promise<string> {
+  const script = [
+    "const { tuneHeap } = await import('./src/cli/heap.ts');",
+    tune ? 'tuneHeap();' : '',
+    'const kept = []; for (let i = 0; i < 200000; i++) kept.push({ i });',
+    'globalThis.gc();',
+  ].join('\n');
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      ['--expose-gc', '--trace-gc-verbose', '--import', 'tsx', '--input-type=module', '-e', script],
+      { maxBuffer: 16 * 1024 * 1024 },
+      (err, stdout) => {
+        if (err) return reject(err);
+        // V8 prints "[HeapController] Limit: old size: N KB, new limit: M KB (F)" at each full collection.
+        const m = /\[HeapController\] Limit: .*\(([\d.]+)\)/.exec(stdout);
+        if (!m) return reject(new Error(`no limit line in V8's trace:\n${stdout.slice(0, 2000)}`));
+        resolve(m[1]!);
+      },
+    );
+  });
+}
+
+/** Decision 0317: uploads on a server that has been busy must not run a full collection every 20-30 MB. */
+describe('the heap growing factor of a serve process', () => {
+  it('is what tuneHeap sets, in place of the factor V8 would choose', async () => {
+    const [own, tuned] = await Promise.all([factorApplied(false), factorApplied(true)]);
+    // V8's own factor for a first collection is its largest (4.0), so the two differ only if the flag took effect.
+    expect(own).not.toBe(tuned);
+    expect(Number(tuned)).toBe(1 + HEAP_GROWING_PERCENT / 100);
+  });
+
+  it('leaves a factor given to node on its command line alone', () => {
+    expect(tuneHeap(['--heap-growing-percent=50'])).toBeNull();
+    expect(tuneHeap(['--heap_growing_percent=50'])).toBeNull();
+  });
+
+  it('is set in a running serve process', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'gengate-heap-'));
+    const child = spawn(process.execPath, ['--trace-gc-verbose', '--import', 'tsx', 'src/main.ts', 'serve'], {
+      env: { ...process.env, DATA_DIR: dir, PORT: '0', LOG_LEVEL: 'warn', FIRST_RUN_ACCOUNT: 'false', MODERATION_IMAGES: 'off', ...UNLIMITED },
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`serve did not start:\n${out.slice(-2000)}`)), 30_000);
+        child.stdout.on('data', () => {
+          const m = /listening on (http:\/\/\S+)/.exec(out);
+          if (m) resolve(m[1]!);
+        });
+        child.on('exit', (code) => reject(new Error(`serve exited with ${code}`)));
+        child.on('exit', () => clearTimeout(timer));
+      });
+      const since = out.length;
+      const limits = () => [...out.slice(since).matchAll(/\[HeapController\] Limit: .*\(([\d.]+)\)/g)].map((m) => m[1]);
+      // The flag is the process's: every isolate's next full collection (the memory reducer's, some
+      // seconds after start, or one the requests cause) prints the factor it applied.
+      for (const end = Date.now() + 40_000; limits().length === 0 && Date.now() < end;) {
+        await fetch(`${url}/v1/models`).then((r) => r.arrayBuffer());
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(limits().length).toBeGreaterThan(0);
+      expect(new Set(limits())).toEqual(new Set([(1 + HEAP_GROWING_PERCENT / 100).toFixed(1)]));
+    } finally {
+      await stop(child);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
+});
