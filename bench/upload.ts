@@ -11,7 +11,7 @@ const ROUNDS = Number(process.env.BENCH_UPLOAD_ROUNDS ?? 3);
 /** Just under the default 200 MB video limit (UPLOAD_MAX_MEDIA_BYTES). */
 const TARGET_BYTES = 195_000_000;
 
-/** Figures of the upload benchmark (issue 5 targets: ratio ≥ 0.5, server memory growth < 64 MB). */
+/** Figures of the upload benchmark (issue 5 targets: ratio ≥ 0.5, server memory growth < 64 MB; decision 0317: at most one full collection per upload). */
 export interface UploadBench {
   name: string;
   fileMb: number;
@@ -22,9 +22,21 @@ export interface UploadBench {
   uploadMbPerSec: number;
   ratio: number;
   rssGrowthMb: number;
+  /** Full (mark-compact) collections of the server's heap per timed upload, from its /metrics (decision 0317). */
+  fullGcsPerUpload: number;
   /** Each round's upload and disk speed, MB/s (the medians above come from these). */
   rounds: Array<{ uploadMbPerSec: number; diskMbPerSec: number }>;
   pass: boolean;
+}
+
+/** At most this many full collections per upload: a busy server without its heap setting ran 6-7 (decision 0317). */
+export const MAX_FULL_GCS_PER_UPLOAD = 1;
+
+/** The server's count of full (major) garbage collections so far, from prom-client's default metrics on /metrics. */
+async function fullGcs(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const m = /^nodejs_gc_duration_seconds_count\{kind="major"\} (\d+)/m.exec(text);
+  return m ? Number(m[1]) : 0;
 }
 
 function median(values: number[]): number {
@@ -139,6 +151,7 @@ export async function benchUpload(server: { url: string; key: string; pid: numbe
     const disk: number[] = [];
     const cached: number[] = [];
     const speeds: number[] = [];
+    let gcs = 0;
     // Memory growth counts from before the first upload, warm-up included, to the highest RSS seen.
     const base = rssMb(server.pid);
     let peak = base;
@@ -146,6 +159,7 @@ export async function benchUpload(server: { url: string; key: string; pid: numbe
     try {
       // Warm-up, not timed: the first upload also pays for JIT-compiling the multipart parser.
       await postFile(server.url, server.key, video, size);
+      gcs -= await fullGcs(server.url);
       for (let i = 0; i < ROUNDS; i++) {
         const d = await diskSpeed(dir, size);
         disk.push(d.synced);
@@ -154,6 +168,7 @@ export async function benchUpload(server: { url: string; key: string; pid: numbe
         if (r.status !== 200) throw new Error(`bench upload answered ${r.status}: ${r.body.slice(0, 300)}`);
         speeds.push(size / MB / r.seconds);
       }
+      gcs += await fullGcs(server.url);
     } finally {
       clearInterval(sampler);
     }
@@ -162,6 +177,7 @@ export async function benchUpload(server: { url: string; key: string; pid: numbe
     const ratio = Math.round((uploadMbPerSec / diskMbPerSec) * 1000) / 1000;
     const rssGrowthMb = Math.round((peak - base) * 10) / 10;
     const cachedWriteMbPerSec = Math.round(median(cached));
+    const fullGcsPerUpload = Math.round((gcs / ROUNDS) * 10) / 10;
     return {
       name: 'POST /api/v1/files/upload ~200 MB MP4',
       fileMb: Math.round(size / MB),
@@ -170,8 +186,9 @@ export async function benchUpload(server: { url: string; key: string; pid: numbe
       uploadMbPerSec,
       ratio,
       rssGrowthMb,
+      fullGcsPerUpload,
       rounds: speeds.map((u, i) => ({ uploadMbPerSec: Math.round(u), diskMbPerSec: Math.round(disk[i]!) })),
-      pass: ratio >= 0.5 && rssGrowthMb < 64,
+      pass: ratio >= 0.5 && rssGrowthMb < 64 && fullGcsPerUpload <= MAX_FULL_GCS_PER_UPLOAD,
     };
   } finally {
     await rm(dir, { recursive: true, force: true });
