@@ -2,7 +2,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, type Task } from './api.js';
 import { seconds } from './format.js';
-import { ErrorBox, FINAL, StateBadge } from './ui.js';
+import { ErrorBox, FINAL, StateBadge, useAction } from './ui.js';
 
 const STEPS = ['waiting', 'queuing', 'generating'] as const;
 
@@ -68,21 +68,13 @@ export function Steps({ task }: { task: Task }) {
 }
 
 export function CancelButton({ task, onCancelled }: { task: Task; onCancelled: () => void }) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, run } = useAction();
   if (FINAL.includes(task.state)) return null;
-  const cancel = async () => {
-    setBusy(true);
-    setError(null);
-    try {
+  const cancel = () =>
+    run(async () => {
       await api('POST', '/api/v1/jobs/cancel', { taskId: task.taskId });
       onCancelled();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   return (
     <div>
       <button class="danger" onClick={cancel} disabled={busy}>

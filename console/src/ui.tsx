@@ -53,6 +53,45 @@ export function StateBadge({ state }: { state: TaskState }) {
 
 export const FINAL: TaskState[] = ['success', 'fail'];
 
+/** An action of a form or button, one at a time (see useAction). */
+export interface Action {
+  /** True while the action runs: its button is disabled and says so. */
+  busy: boolean;
+  /** Why the last run failed (the server's refusal), cleared when it runs again. */
+  error: unknown;
+  setError: (e: unknown) => void;
+  /**
+   * Runs `call`; resolves with its answer, or with `failed` when it threw (the error is in `error`).
+   * `stayBusy`: on success the action stays busy, for a call that leaves the page.
+   */
+  run<T>(call: () => Promise<T>, opts?: { stayBusy?: boolean }): Promise<T | typeof failed>;
+}
+
+/** What `Action.run` resolves with when its call threw. */
+export const failed: unique symbol = Symbol('failed');
+
+/** The busy flag and error of every console form and button; `mapError` turns what was thrown into what is shown. */
+export function useAction(mapError: (e: unknown) => unknown = (e) => e): Action {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const run = async <T,>(call: () => Promise<T>, opts: { stayBusy?: boolean } = {}): Promise<T | typeof failed> => {
+    setBusy(true);
+    setError(null);
+    let ok = false;
+    try {
+      const answer = await call();
+      ok = true;
+      return answer;
+    } catch (e) {
+      setError(mapError(e));
+      return failed;
+    } finally {
+      if (!(ok && opts.stayBusy)) setBusy(false);
+    }
+  };
+  return { busy, error, setError, run };
+}
+
 /** Copies `text`; where the clipboard is refused (plain http, permissions) it selects the element `selectId` so the user can copy it. */
 export function CopyButton({ text, selectId, label = 'Copy' }: { text: string; selectId: string; label?: string }) {
   const [copied, setCopied] = useState(false);

@@ -2,6 +2,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError } from '../api.js';
 import { useLocation } from '../router.js';
+import { failed, useAction as useFormAction } from '../ui.js';
 
 export interface Account {
   id: string;
@@ -122,29 +123,20 @@ export function AdminNav() {
   );
 }
 
-/** Sends a change and reports it: `done` with the answer, or the server's words in `error`. */
+/** Sends a change and reports it: `ok` names what was done, or the server's words are in `error`. */
 export function useAction(): { busy: boolean; error: unknown; ok: string; run<T>(label: string, call: () => Promise<T>): Promise<T | null> } {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const action = useFormAction(adminProblem);
   const [ok, setOk] = useState('');
   return {
-    busy,
-    error,
+    busy: action.busy,
+    error: action.error,
     ok,
     async run(label, call) {
-      setBusy(true);
-      setError(null);
       setOk('');
-      try {
-        const r = await call();
-        setOk(label);
-        return r;
-      } catch (e) {
-        setError(adminProblem(e));
-        return null;
-      } finally {
-        setBusy(false);
-      }
+      const answer = await action.run(call);
+      if (answer === failed) return null;
+      setOk(label);
+      return answer;
     },
   };
 }

@@ -4,23 +4,14 @@ import { useState } from 'preact/hooks';
 import { api, settings, type Session } from '../api.js';
 import { navigate, useLocation } from '../router.js';
 import { signedIn, useSession } from '../session.js';
-import { ErrorBox, Page } from '../ui.js';
+import { ErrorBox, Page, useAction } from '../ui.js';
 
 /** A form that posts once at a time and shows the server's refusal in its own words. */
 function AuthForm({ label, onSubmit, children }: { label: string; onSubmit: () => Promise<void>; children: ComponentChildren }) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const submit = async (e: Event) => {
+  const { busy, error, run } = useAction();
+  const submit = (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      await onSubmit();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    void run(onSubmit);
   };
   return (
     <form class="card narrow" onSubmit={submit} noValidate={false}>

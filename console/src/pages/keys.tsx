@@ -3,7 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, loadModels, type ModelEntry } from '../api.js';
 import { when } from '../format.js';
-import { ConfirmButton, Empty, ErrorBox, Loading, Page } from '../ui.js';
+import { ConfirmButton, Empty, ErrorBox, Loading, Page, useAction } from '../ui.js';
 
 export interface ApiKeyView {
   id: string;
@@ -46,14 +46,11 @@ function NewKeyForm({ models, onMade }: { models: ModelEntry[]; onMade: (secret:
   const [amount, setAmount] = useState('');
   const [period, setPeriod] = useState('total');
   const [expires, setExpires] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, run } = useAction();
   const toggle = (list: string[], set: (v: string[]) => void, v: string) => set(list.includes(v) ? list.filter((x) => x !== v) : [...list, v]);
-  const submit = async (e: Event) => {
+  const submit = (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+    void run(async () => {
       const body: Record<string, unknown> = { name };
       if (scopes.length) body.scopes = scopes;
       if (chosen.length) body.models = chosen;
@@ -67,11 +64,7 @@ function NewKeyForm({ models, onMade }: { models: ModelEntry[]; onMade: (secret:
       setAmount('');
       setPeriod('total');
       setExpires('');
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <form class="card" onSubmit={submit} aria-labelledby="new-key-title">

@@ -4,7 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, settings, type Session } from '../api.js';
 import { when } from '../format.js';
 import { refreshSession, useSession } from '../session.js';
-import { ConfirmButton, CopyButton, Empty, ErrorBox, Loading, Page } from '../ui.js';
+import { ConfirmButton, CopyButton, Empty, ErrorBox, Loading, Page, useAction } from '../ui.js';
 
 type Role = 'owner' | 'member' | 'operator';
 
@@ -53,26 +53,19 @@ function useList<T>(path: string, tick: number): { rows: T[] | null; error: unkn
 function InviteForm({ onInvited }: { onInvited: () => void }) {
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<'member' | 'owner'>('member');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, run } = useAction();
   const [made, setMade] = useState<{ email: string; url: string; emailed: boolean } | null>(null);
   const mail = settings().mail;
-  const submit = async (e: Event) => {
+  const submit = (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
     setMade(null);
-    try {
+    void run(async () => {
       const r = await api<{ invite: InviteView; url: string; emailed: boolean }>('POST', '/api/v1/auth/members/invite', { email: email.trim(), role });
       setMade({ email: r.invite.email, url: r.url, emailed: r.emailed });
       setEmail('');
       setRole('member');
       onInvited();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <form class="card" onSubmit={submit} aria-labelledby="invite-title">

@@ -7,7 +7,7 @@ import { fieldsOf, initialValues, inputOf, type FieldDef, type Value } from '../
 import { navigate } from '../router.js';
 import { CancelButton, TaskOutcome, useLiveTask } from '../result.js';
 import { snippet, type Lang } from '../snippets.js';
-import { CopyButton, Empty, ErrorBox, Loading, Page } from '../ui.js';
+import { CopyButton, Empty, ErrorBox, Loading, Page, useAction } from '../ui.js';
 
 const PRICE_FIELDS = ['resolution', 'quality', 'duration', 'generate_audio'];
 
@@ -87,8 +87,7 @@ function Runner({ model }: { model: ModelEntry }) {
   const [price, setPrice] = useState<Price | null>(null);
   const [taskId, setTaskId] = useState<string | null>(null);
   const [generation, setGeneration] = useState(0);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, run: act } = useAction();
   const { task, error: pollError } = useLiveTask(taskId, generation);
   const input = inputOf(fields, values);
   const body = { model: model.id, input };
@@ -117,19 +116,13 @@ function Runner({ model }: { model: ModelEntry }) {
       return { ...old, [f.name]: [...list, url] };
     });
   };
-  const run = async (e: Event) => {
+  const run = (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+    void act(async () => {
       const r = await api<{ taskId: string }>('POST', '/api/v1/jobs/createTask', body);
       setGeneration(0);
       setTaskId(r.taskId);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (

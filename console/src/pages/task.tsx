@@ -3,7 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, loadModels, type CallbackStatus, type ModelEntry, type Task } from '../api.js';
 import { when } from '../format.js';
 import { CancelButton, TaskOutcome, useLiveTask } from '../result.js';
-import { ErrorBox, FINAL, Loading, Page } from '../ui.js';
+import { ErrorBox, FINAL, Loading, Page, useAction } from '../ui.js';
 
 interface LoggedAttempt {
   id: string;
@@ -18,19 +18,16 @@ interface LoggedAttempt {
 /** The callback's delivery log (GET /api/v1/jobs/callbacks) and "Redeliver" (POST /api/v1/jobs/callbacks/redeliver) once the task is final. */
 function Deliveries({ task, onChange }: { task: Task; onChange: () => void }) {
   const [log, setLog] = useState<LoggedAttempt[] | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, setError, run } = useAction();
   const [result, setResult] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
   const [tick, setTick] = useState(0);
   const id = encodeURIComponent(task.taskId);
   useEffect(() => {
     api<{ attempts: LoggedAttempt[] }>('GET', `/api/v1/jobs/callbacks?taskId=${id}`).then((r) => setLog(r.attempts), setError);
   }, [id, tick, task.callback?.attempts, task.callback?.status]);
-  const redeliver = async () => {
-    setBusy(true);
-    setError(null);
+  const redeliver = () => {
     setResult(null);
-    try {
+    void run(async () => {
       const r = await api<{ repeated: boolean; attempt: LoggedAttempt; callback: CallbackStatus }>('POST', '/api/v1/jobs/callbacks/redeliver', {
         taskId: task.taskId,
       });
@@ -40,11 +37,7 @@ function Deliveries({ task, onChange }: { task: Task; onChange: () => void }) {
       );
       setTick(tick + 1);
       onChange();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <>

@@ -3,7 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, settings } from '../api.js';
 import { when } from '../format.js';
-import { Empty, ErrorBox, Loading, Page } from '../ui.js';
+import { Empty, ErrorBox, Loading, Page, useAction } from '../ui.js';
 
 interface TopupView {
   id: string;
@@ -68,24 +68,22 @@ export function TopUp() {
   const [balance, setBalance] = useState<string | null>(null);
   const [list, setList] = useState<TopupView[] | null>(null);
   const [amount, setAmount] = useState(topups.presets[0] ? dollars(topups.presets[0]) : '');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, run } = useAction();
   const [listError, setListError] = useState<unknown>(null);
   useEffect(() => {
     api<{ balance: string }>('GET', '/api/v1/user/balance').then((b) => setBalance(b.balance), setListError);
     api<TopupView[]>('GET', '/api/v1/topups').then(setList, setListError);
   }, []);
-  const pay = async (e: Event) => {
+  const pay = (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const started = await api<{ checkoutUrl: string }>('POST', '/api/v1/topups', { amount: amount.trim() });
-      location.assign(started.checkoutUrl);
-    } catch (err) {
-      setError(err);
-      setBusy(false);
-    }
+    // The button stays busy while the browser leaves for Stripe's page: a second click would start a second checkout.
+    void run(
+      async () => {
+        const started = await api<{ checkoutUrl: string }>('POST', '/api/v1/topups', { amount: amount.trim() });
+        location.assign(started.checkoutUrl);
+      },
+      { stayBusy: true },
+    );
   };
   return (
     <Page title="Top up">

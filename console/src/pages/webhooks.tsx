@@ -3,7 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { when } from '../format.js';
-import { ErrorBox, Loading, Page } from '../ui.js';
+import { ErrorBox, Loading, Page, useAction } from '../ui.js';
 
 interface Secrets {
   secret: string;
@@ -28,21 +28,13 @@ interface Alert {
 
 function Secret() {
   const [secrets, setSecrets] = useState<Secrets | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
   const [rotated, setRotated] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const call = (fn: () => Promise<Secrets>, after: boolean) => async () => {
-    setBusy(true);
-    setError(null);
-    try {
+  const call = (fn: () => Promise<Secrets>, after: boolean) => () =>
+    run(async () => {
       setSecrets(await fn());
       setRotated(after);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   const reveal = call(() => api<Secrets>('GET', '/api/v1/account/webhook-secret'), false);
   const rotate = call(() => api<Secrets>('POST', '/api/v1/account/webhook-secret/rotate'), true);
   return (
@@ -95,21 +87,12 @@ function Secret() {
 
 function TestDelivery() {
   const [url, setUrl] = useState('');
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
   const [attempt, setAttempt] = useState<Attempt | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const submit = async (e: Event) => {
+  const submit = (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
     setAttempt(null);
-    try {
-      setAttempt(await api<Attempt>('POST', '/api/v1/account/webhooks/test', { url }));
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    void run(async () => setAttempt(await api<Attempt>('POST', '/api/v1/account/webhooks/test', { url })));
   };
   return (
     <form class="card" onSubmit={submit} aria-labelledby="test-title">
@@ -148,8 +131,7 @@ function LowBalanceAlert() {
   const [url, setUrl] = useState('');
   const [email, setEmail] = useState(false);
   const [saved, setSaved] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, setError, run } = useAction();
   const show = (a: Alert) => {
     setAlert(a);
     setLevel(a.level ?? '');
@@ -157,19 +139,13 @@ function LowBalanceAlert() {
     setEmail(a.email);
   };
   useEffect(() => void api<Alert>('GET', '/api/v1/account/alert').then(show, setError), []);
-  const submit = async (e: Event) => {
+  const submit = (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
     setSaved(false);
-    try {
+    void run(async () => {
       show(await api<Alert>('PUT', '/api/v1/account/alert', { level: level.trim() || null, url: url.trim() || null, email }));
       setSaved(true);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <form class="card" onSubmit={submit} aria-labelledby="alert-title">
