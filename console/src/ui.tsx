@@ -1,7 +1,7 @@
 // Shared pieces: page frame, states (loading, empty, error), state badges, copy and confirm buttons.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { TaskState } from './api.js';
+import { api, type TaskState } from './api.js';
 
 /** A page: sets the document title and moves focus to the heading after navigation (screen readers hear the new page). */
 export function Page({ title, children, actions }: { title: string; children: ComponentChildren; actions?: ComponentChildren }) {
@@ -52,6 +52,26 @@ export function StateBadge({ state }: { state: TaskState }) {
 }
 
 export const FINAL: TaskState[] = ['success', 'fail'];
+
+/**
+ * GETs `path` (nothing while it is null), and again each time `tick` moves; a refusal is kept in
+ * `error`, through `mapError`. An answer that arrives after the path or tick moved on is dropped.
+ */
+export function useGet<T>(path: string | null, tick = 0, mapError: (e: unknown) => unknown = (e) => e): { data: T | null; error: unknown } {
+  const [data, setData] = useState<T | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => {
+    if (!path) return;
+    let live = true;
+    setError(null);
+    api<T>('GET', path).then(
+      (d) => live && setData(d),
+      (e) => live && setError(mapError(e)),
+    );
+    return () => void (live = false);
+  }, [path, tick]);
+  return { data, error };
+}
 
 /** An action of a form or button, one at a time (see useAction). */
 export interface Action {
@@ -130,15 +150,9 @@ export function ConfirmButton({
   errorTitle: string;
 }) {
   const [asking, setAsking] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const action = useAction();
   const go = async () => {
-    setError(null);
-    try {
-      await run();
-      setAsking(false);
-    } catch (err) {
-      setError(err);
-    }
+    if ((await action.run(run)) !== failed) setAsking(false);
   };
   return (
     <>
@@ -156,7 +170,7 @@ export function ConfirmButton({
           {label}
         </button>
       )}
-      <ErrorBox error={error} title={errorTitle} />
+      <ErrorBox error={action.error} title={errorTitle} />
     </>
   );
 }

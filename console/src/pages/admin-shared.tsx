@@ -1,8 +1,8 @@
 // Operator pages, shared pieces: the admin API's shapes (docs/api.md "Admin API"), a loader, the operator's sub-navigation.
-import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError } from '../api.js';
+import { useState } from 'preact/hooks';
+import { ApiError } from '../api.js';
 import { useLocation } from '../router.js';
-import { failed, useAction as useFormAction } from '../ui.js';
+import { failed, useAction as useFormAction, useGet } from '../ui.js';
 
 export interface Account {
   id: string;
@@ -79,19 +79,8 @@ export function adminProblem(error: unknown): unknown {
 
 /** GET an admin endpoint; `reload` reads it again (after a change). */
 export function useAdmin<T>(path: string | null): { data: T | null; error: unknown; reload: () => void } {
-  const [data, setData] = useState<T | null>(null);
-  const [error, setError] = useState<unknown>(null);
   const [tick, setTick] = useState(0);
-  useEffect(() => {
-    if (!path) return;
-    let live = true;
-    setError(null);
-    api<T>('GET', path).then(
-      (d) => live && setData(d),
-      (e) => live && setError(adminProblem(e)),
-    );
-    return () => void (live = false);
-  }, [path, tick]);
+  const { data, error } = useGet<T>(path, tick, adminProblem);
   return { data, error, reload: () => setTick((n) => n + 1) };
 }
 

@@ -1,10 +1,10 @@
 // Members: the account's members and pending invites (owners invite, change roles, remove, withdraw an
 // invite), and the signed-in member's own sessions. Only /api/v1/auth/members, /invites and /sessions (decision 2003).
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api, settings, type Session } from '../api.js';
 import { when } from '../format.js';
 import { refreshSession, useSession } from '../session.js';
-import { ConfirmButton, CopyButton, Empty, ErrorBox, Loading, Page, useAction } from '../ui.js';
+import { ConfirmButton, CopyButton, Empty, ErrorBox, Loading, Page, useAction, useGet } from '../ui.js';
 
 type Role = 'owner' | 'member' | 'operator';
 
@@ -33,22 +33,6 @@ interface SessionRow {
 }
 
 const at = (iso: string) => when(Date.parse(iso));
-
-/** Reads `path` again each time `tick` moves; a refusal is kept to show in the server's words. */
-function useList<T>(path: string, tick: number): { rows: T[] | null; error: unknown } {
-  const [rows, setRows] = useState<T[] | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  useEffect(() => {
-    api<T[]>('GET', path).then(
-      (r) => {
-        setRows(r);
-        setError(null);
-      },
-      (err) => setError(err),
-    );
-  }, [path, tick]);
-  return { rows, error };
-}
 
 function InviteForm({ onInvited }: { onInvited: () => void }) {
   const [email, setEmail] = useState('');
@@ -114,16 +98,13 @@ function InviteForm({ onInvited }: { onInvited: () => void }) {
 
 /** An owner's role select: the change is made at once; a refusal (the last owner) is shown in the row. */
 function RoleSelect({ m, me, onChanged }: { m: MemberView; me: Session; onChanged: () => void }) {
-  const [error, setError] = useState<unknown>(null);
+  const { error, run } = useAction();
   if (m.role === 'operator') return <>operator</>;
   const change = async (role: string) => {
-    setError(null);
-    try {
+    await run(async () => {
       await api('POST', `/api/v1/auth/members/${encodeURIComponent(m.id)}/role`, { role });
       if (m.id === me.member?.id) await refreshSession();
-    } catch (err) {
-      setError(err);
-    }
+    });
     onChanged();
   };
   return (
@@ -222,15 +203,10 @@ function InviteTable({ rows, manage, onChanged }: { rows: InviteView[]; manage: 
 
 function Sessions() {
   const [tick, setTick] = useState(0);
-  const [error, setError] = useState<unknown>(null);
-  const { rows, error: listError } = useList<SessionRow>('/api/v1/auth/sessions', tick);
+  const { error, run } = useAction();
+  const { data: rows, error: listError } = useGet<SessionRow[]>('/api/v1/auth/sessions', tick);
   const end = async (id: string) => {
-    setError(null);
-    try {
-      await api('POST', `/api/v1/auth/sessions/${encodeURIComponent(id)}/revoke`);
-    } catch (err) {
-      setError(err);
-    }
+    await run(() => api('POST', `/api/v1/auth/sessions/${encodeURIComponent(id)}/revoke`));
     setTick((n) => n + 1);
   };
   return (
@@ -299,8 +275,8 @@ export function Members() {
 
 function MemberPage({ me, tick, onChanged }: { me: Session; tick: number; onChanged: () => void }) {
   const manage = me.role !== 'member';
-  const members = useList<MemberView>('/api/v1/auth/members', tick);
-  const invites = useList<InviteView>('/api/v1/auth/invites', tick);
+  const members = useGet<MemberView[]>('/api/v1/auth/members', tick);
+  const invites = useGet<InviteView[]>('/api/v1/auth/invites', tick);
   return (
     <Page title="Members">
       <p class="muted">
@@ -312,13 +288,13 @@ function MemberPage({ me, tick, onChanged }: { me: Session; tick: number; onChan
       {manage && <InviteForm onInvited={onChanged} />}
       <h2>The account's members</h2>
       <ErrorBox error={members.error} title="The members cannot be listed" />
-      {!members.rows && !members.error && <Loading what="members" />}
-      {members.rows && <MemberTable rows={members.rows} me={me} manage={manage} onChanged={onChanged} />}
+      {!members.data && !members.error && <Loading what="members" />}
+      {members.data && <MemberTable rows={members.data} me={me} manage={manage} onChanged={onChanged} />}
       <h2>Pending invites</h2>
       <ErrorBox error={invites.error} title="The invites cannot be listed" />
-      {!invites.rows && !invites.error && <Loading what="invites" />}
-      {invites.rows && invites.rows.length === 0 && <Empty>No invite is waiting to be accepted.</Empty>}
-      {invites.rows && invites.rows.length > 0 && <InviteTable rows={invites.rows} manage={manage} onChanged={onChanged} />}
+      {!invites.data && !invites.error && <Loading what="invites" />}
+      {invites.data && invites.data.length === 0 && <Empty>No invite is waiting to be accepted.</Empty>}
+      {invites.data && invites.data.length > 0 && <InviteTable rows={invites.data} manage={manage} onChanged={onChanged} />}
       <Sessions />
     </Page>
   );
