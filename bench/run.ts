@@ -163,8 +163,9 @@ async function measureHttp(): Promise<void> {
 }
 /** createTask at full speed for `secs`, then the engine's drain: what the whole bench's HTTP section leaves behind for the upload. */
 async function busy(secs: number): Promise<void> {
-  const t = targets.find((x) => x.method === 'POST')!;
-  await measure('busy', gengate.url + t.path, { ...requestOf(t), seconds: secs, connections });
+  // Not taken from `targets`, which BENCH_TARGETS may have narrowed.
+  const t: Target = { name: 'busy', path: '/api/v1/jobs/createTask', auth: true, method: 'POST', body: CREATE_BODY };
+  await measure(t.name, gengate.url + t.path, { ...requestOf(t), seconds: secs, connections });
   await drain(dataDir);
   await settle(gengate.child.pid);
 }

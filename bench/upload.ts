@@ -35,6 +35,9 @@ export const MAX_FULL_GCS_PER_UPLOAD = 1;
 /** The server's count of full (major) garbage collections so far, from prom-client's default metrics on /metrics. */
 async function fullGcs(url: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
+  // The count is the guard of decision 0317: without the metric the line would pass on nothing.
+  if (!/^# TYPE nodejs_gc_duration_seconds histogram$/m.test(text)) throw new Error('bench: /metrics shows no nodejs_gc_duration_seconds');
+  // The series of a kind appears with its first collection.
   const m = /^nodejs_gc_duration_seconds_count\{kind="major"\} (\d+)/m.exec(text);
   return m ? Number(m[1]) : 0;
 }
