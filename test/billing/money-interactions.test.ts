@@ -270,8 +270,11 @@ describe.each(dialects())('money across features on %s', (dialect) => {
       // A credit of 5 holds the account row (uncommitted) while the refund of the whole 10 arrives.
       let release!: () => void;
       const gate = new Promise<void>((r) => (release = r));
+      let holding!: () => void;
+      const held = new Promise<void>((r) => (holding = r));
       const credit = s.services.database.tx(async (trx) => {
         await s.services.ledger.credit(trx, c.id, 5_000_000, 'adjustment', 'review: a credit racing a Stripe refund');
+        holding();
         await gate;
       });
       const waiting = async () => {
@@ -280,9 +283,14 @@ describe.each(dialects())('money across features on %s', (dialect) => {
         }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(s.services.database.db);
         return rows[0]!.n > 0;
       };
+      // The refund is sent only once the credit holds the row (a refund that got there first would take 2).
+      await held;
       const refund = deliver(s.url, refunded(c.session, 1000));
-      await eventually(waiting, 10_000, 'the refund to wait for the account row');
-      release();
+      try {
+        await eventually(waiting, 10_000, 'the refund to wait for the account row');
+      } finally {
+        release(); // a credit left open would hold its connection and stall the server's close
+      }
       await credit;
       expect((await refund).body.outcome).toBe('reversal_applied');
       // 2 + 5 were there when the debit ran: 7 is taken, 3 unpaid (not 2 taken and 8 unpaid, leaving 5).
