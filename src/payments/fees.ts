@@ -69,6 +69,14 @@ export class TopupFees {
     this.work.start(log);
   }
 
+  /**
+   * Where a failed try is reported, also in a process that does not run the retry: `gengate serve`
+   * sets it in every role, since an API process makes the try right after each credit.
+   */
+  logTo(log: WorkLog): void {
+    this.work.log = log;
+  }
+
   /** Stops the retry and waits for the fetches in progress. */
   async stop(): Promise<void> {
     await this.work.stop();

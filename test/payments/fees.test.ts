@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FEE_RETRY_DELAYS_MS } from '../../src/payments/index.js';
-import { dialects } from '../helpers/db.js';
+import { FEE_RETRY_DELAYS_MS, TopupFees } from '../../src/payments/index.js';
+import { systemClock } from '../../src/clock.js';
+import type { Stripe } from '../../src/payments/stripe.js';
+import { dialects, freshDatabase } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { expectLedgerInvariant } from '../tasks/support.js';
 import { SECRET_KEY, cardFee, completed, deliver, startFakeStripe, stripeSettings, type FakeBalance } from '../fakes/stripe.js';
@@ -157,5 +159,21 @@ describe.each(dialects())("Stripe's fee of card top-ups (%s)", (dialect) => {
     await Promise.all([fees().retry(at), fees().retry(at), fees().retry(at)]);
     expect(stripe.calls.slice(before).filter((x) => x.path.includes(c.session.paymentIntent))).toHaveLength(1);
     expect(Number((await topupRow(c.topupId)).fee_micros)).toBe(cardFee(1200) * CENT);
+  });
+});
+
+describe('a failed try right after a credit', () => {
+  it('is reported to the log given by logTo, in a process that runs no retry (an API process)', async () => {
+    const fresh = await freshDatabase('sqlite');
+    await fresh.close(); // every read now fails
+    // Stripe is never reached: the try fails at its first read.
+    const fees = new TopupFees(fresh.database, systemClock, {} as Stripe);
+    const warned: Array<{ obj: object; msg: string }> = [];
+    fees.logTo({ warn: (obj, msg) => warned.push({ obj, msg }), error: () => {} });
+    fees.afterCredit('tp_1');
+    await fees.idle();
+    expect(warned).toHaveLength(1);
+    expect(warned[0]!.msg).toBe('stripe fees: the fee is left to the retry');
+    expect(warned[0]!.obj).toMatchObject({ topupId: 'tp_1' });
   });
 });
