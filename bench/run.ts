@@ -58,6 +58,16 @@ interface Target {
 /** A cheap image task: with cached local renders, createTask measures GenGate, not ffmpeg. */
 const CREATE_BODY = JSON.stringify({ model: 'google/nano-banana', input: { prompt: 'bench: a red kite over the sea', aspect_ratio: '1:1' } });
 
+/** createTask: a target of its own, and the load of the busy phase before the upload (`busy`). */
+const CREATE_TARGET: Target = {
+  name: 'POST /api/v1/jobs/createTask',
+  path: '/api/v1/jobs/createTask',
+  auth: true,
+  minRatio: 0.15,
+  method: 'POST',
+  body: CREATE_BODY,
+};
+
 /** Each HTTP target with the minimum ratio to the bare server that its issue sets. `{taskId}` is filled in after setup. */
 const targets: Target[] = [
   { name: 'GET /api/v1/user/balance', path: '/api/v1/user/balance', auth: true, minRatio: 0.5 },
@@ -66,7 +76,7 @@ const targets: Target[] = [
   // For information: the same read of a task whose view can still change (its callback is pending),
   // so it is read from the database every time, as the polls of a running task are.
   { name: 'GET /api/v1/jobs/recordInfo (database)', path: '/api/v1/jobs/recordInfo?taskId={pendingTaskId}', auth: true },
-  { name: 'POST /api/v1/jobs/createTask', path: '/api/v1/jobs/createTask', auth: true, minRatio: 0.15, method: 'POST', body: CREATE_BODY },
+  CREATE_TARGET,
 ];
 
 /** BENCH_TARGETS=balance,calculate keeps only the targets whose name contains one of the words (quick iterations). */
@@ -163,9 +173,8 @@ async function measureHttp(): Promise<void> {
 }
 /** createTask at full speed for `secs`, then the engine's drain: what the whole bench's HTTP section leaves behind for the upload. */
 async function busy(secs: number): Promise<void> {
-  // Not taken from `targets`, which BENCH_TARGETS may have narrowed.
-  const t: Target = { name: 'busy', path: '/api/v1/jobs/createTask', auth: true, method: 'POST', body: CREATE_BODY };
-  await measure(t.name, gengate.url + t.path, { ...requestOf(t), seconds: secs, connections });
+  // CREATE_TARGET itself, not looked up in `targets`, which BENCH_TARGETS may have narrowed.
+  await measure('busy', gengate.url + CREATE_TARGET.path, { ...requestOf(CREATE_TARGET), seconds: secs, connections });
   await drain(dataDir);
   await settle(gengate.child.pid);
 }
