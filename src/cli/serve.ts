@@ -39,7 +39,7 @@ export async function serve(config: Config): Promise<void> {
   if (work) services.engine.start(app.log);
   if (work) services.callbacks.start(app.log);
   services.payments.fees?.logTo(app.log);
-  if (work) services.payments.fees?.start(app.log);
+  if (work) services.payments.fees?.start();
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   const role = api && work ? 'all' : api ? 'api' : 'worker';
