@@ -98,7 +98,10 @@ function median(rs: HttpResult[]): HttpResult {
 // Start-up first, while no other process of the bench runs.
 const startup = httpOnly || uploadOnly ? [] : await benchStartup();
 const dataDir = mkdtempSync(path.join(tmpdir(), 'gengate-bench-'));
-const bare = await startProcess(['bench/bare-server.ts'], {}, path.join(dataDir, 'bare.log'));
+// The bare server also takes the upload baseline's files: kept, like GenGate's, on the same disk.
+const bareUploads = path.join(dataDir, 'bare-uploads');
+mkdirSync(bareUploads);
+const bare = await startProcess(['bench/bare-server.ts'], { BARE_UPLOAD_DIR: bareUploads }, path.join(dataDir, 'bare.log'));
 // A callback to a closed local port, tried again only after an hour: that task's callback stays pending.
 const gengate = await startProcess(
   ['src/main.ts', 'serve'],
@@ -181,7 +184,7 @@ async function busy(secs: number): Promise<void> {
 try {
   if (!uploadOnly) await measureHttp();
   else await busy(Number(process.env.BENCH_UPLOAD_BUSY_SECONDS ?? 15));
-  if (!httpOnly) upload = await benchUpload({ url: gengate.url, key, pid: gengate.child.pid!, dir: dataDir });
+  if (!httpOnly) upload = await benchUpload({ url: gengate.url, key, pid: gengate.child.pid!, dir: dataDir, bare: `${bare.url}/upload` });
 } finally {
   await Promise.all([stopProcess(bare.child), stopProcess(gengate.child)]);
   rmSync(dataDir, { recursive: true, force: true });
@@ -221,6 +224,9 @@ function printUpload(u: UploadBench): void {
       `server memory +${u.rssGrowthMb} MB (max 64), full collections ${u.fullGcsPerUpload} per upload (max ${MAX_FULL_GCS_PER_UPLOAD})`,
     u.pass ? 'PASS' : 'FAIL',
   );
+  if (u.bareMbPerSec) {
+    console.log(`  for information: the bare server's upload (same parser, a new file, no checks) ${u.bareMbPerSec} MB/s; GenGate ${u.ratioToBare} of it`);
+  }
 }
 
 if (httpOnly) {
@@ -229,7 +235,7 @@ if (httpOnly) {
 }
 if (uploadOnly) {
   printUpload(upload!);
-  console.log(`rounds (upload MB/s, disk MB/s): ${upload!.rounds.map((r) => `${r.uploadMbPerSec}/${r.diskMbPerSec}`).join(', ')}`);
+  console.log(`rounds (upload, disk, bare MB/s): ${upload!.rounds.map((r) => `${r.uploadMbPerSec}/${r.diskMbPerSec}/${r.bareMbPerSec ?? '-'}`).join(', ')}`);
   process.exit(upload!.pass ? 0 : 1);
 }
 

@@ -21,11 +21,17 @@ export interface UploadBench {
   cachedWriteMbPerSec: number;
   uploadMbPerSec: number;
   ratio: number;
+  /**
+   * For information: the bare server's upload (the same multipart parser writing a new file, no
+   * checks) in the same rounds, and GenGate's speed as a share of it.
+   */
+  bareMbPerSec?: number;
+  ratioToBare?: number;
   rssGrowthMb: number;
   /** Full (mark-compact) collections of the server's heap per timed upload, from its /metrics (decision 0317). */
   fullGcsPerUpload: number;
   /** Each round's upload and disk speed, MB/s (the medians above come from these). */
-  rounds: Array<{ uploadMbPerSec: number; diskMbPerSec: number }>;
+  rounds: Array<{ uploadMbPerSec: number; diskMbPerSec: number; bareMbPerSec?: number }>;
   pass: boolean;
 }
 
@@ -69,7 +75,7 @@ async function diskSpeed(dir: string, bytes: number): Promise<{ cached: number; 
   }
 }
 
-/** POSTs `file` as multipart field `file` with a known length from this process (when curl is missing); resolves with status and seconds. */
+/** POSTs `file` to `url` as multipart field `file` with a known length from this process (when curl is missing); resolves with status and seconds. */
 function postFileNode(url: string, key: string, file: string, size: number): Promise<{ status: number; seconds: number; body: string }> {
   // A boundary like curl's (24 dashes and 16 hex digits): the parser's search speed depends on its length.
   const boundary = '------------------------8f1e4c2a9b7d3e60';
@@ -77,7 +83,7 @@ function postFileNode(url: string, key: string, file: string, size: number): Pro
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const req = request(`${url}/api/v1/files/upload`, {
+    const req = request(url, {
       method: 'POST',
       headers: {
         authorization: `Bearer ${key}`,
@@ -101,13 +107,13 @@ function postFileNode(url: string, key: string, file: string, size: number): Pro
 }
 
 /**
- * POSTs `file` the way users do, with curl (a native client, so the figure is the server's and not
+ * POSTs `file` to `url` the way users do, with curl (a native client, so the figure is the server's and not
  * this process's JavaScript); falls back to a Node client when curl is not installed.
  */
 function postFile(url: string, key: string, file: string, size: number): Promise<{ status: number; seconds: number; body: string }> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const args = ['-sS', '-H', `Authorization: Bearer ${key}`, '-F', `file=@${file};type=video/mp4`, '-w', '\n%{http_code}', `${url}/api/v1/files/upload`];
+    const args = ['-sS', '-H', `Authorization: Bearer ${key}`, '-F', `file=@${file};type=video/mp4`, '-w', '\n%{http_code}', url];
     execFile('curl', args, { maxBuffer: 1024 * 1024 }, (err, stdout) => {
       if (err && (err as NodeJS.ErrnoException).code === 'ENOENT') return void postFileNode(url, key, file, size).then(resolve, reject);
       if (err) return void reject(err);
@@ -121,9 +127,11 @@ function postFile(url: string, key: string, file: string, size: number): Promise
 /**
  * Uploading a ~200 MB MP4 to a running GenGate (pid `pid`) against the disk write speed (with fsync)
  * measured in the same run, with the server's RSS growth sampled every 10 ms; medians of BENCH_UPLOAD_ROUNDS (default 3) rounds after a warm-up.
+ * With `bare` (the bare server's upload URL) each round also uploads there, after a disk measurement of its own.
  */
-export async function benchUpload(server: { url: string; key: string; pid: number; dir: string }): Promise<UploadBench> {
+export async function benchUpload(server: { url: string; key: string; pid: number; dir: string; bare?: string }): Promise<UploadBench> {
   const dir = await mkdtemp(path.join(server.dir, 'bench-upload-'));
+  const gengate = `${server.url}/api/v1/files/upload`;
   try {
     const video = path.join(dir, 'big.mp4');
     // Lossless noise does not compress, so a few seconds of 720p reach the size; -fs stops at it.
@@ -154,22 +162,36 @@ export async function benchUpload(server: { url: string; key: string; pid: numbe
     const disk: number[] = [];
     const cached: number[] = [];
     const speeds: number[] = [];
+    const bareSpeeds: number[] = [];
     let gcs = 0;
+    const upload = async (url: string, into: number[]) => {
+      const r = await postFile(url, server.key, video, size);
+      if (r.status !== 200) throw new Error(`bench upload to ${url} answered ${r.status}: ${r.body.slice(0, 300)}`);
+      into.push(size / MB / r.seconds);
+    };
     // Memory growth counts from before the first upload, warm-up included, to the highest RSS seen.
     const base = rssMb(server.pid);
     let peak = base;
     const sampler = setInterval(() => (peak = Math.max(peak, rssMb(server.pid))), 10);
     try {
       // Warm-up, not timed: the first upload also pays for JIT-compiling the multipart parser.
-      await postFile(server.url, server.key, video, size);
+      await postFile(gengate, server.key, video, size);
+      if (server.bare) await postFile(server.bare, server.key, video, size);
       gcs -= await fullGcs(server.url);
-      for (let i = 0; i < ROUNDS; i++) {
+      // Each upload comes right after a disk measurement: an upload that follows another runs slower
+      // while the first one's pages are written back (about 190 against 300 MB/s here), so each
+      // server's upload gets the same start.
+      const measureDisk = async () => {
         const d = await diskSpeed(dir, size);
         disk.push(d.synced);
         cached.push(d.cached);
-        const r = await postFile(server.url, server.key, video, size);
-        if (r.status !== 200) throw new Error(`bench upload answered ${r.status}: ${r.body.slice(0, 300)}`);
-        speeds.push(size / MB / r.seconds);
+      };
+      for (let i = 0; i < ROUNDS; i++) {
+        await measureDisk();
+        await upload(gengate, speeds);
+        if (!server.bare) continue;
+        await measureDisk();
+        await upload(server.bare, bareSpeeds);
       }
       gcs += await fullGcs(server.url);
     } finally {
@@ -181,6 +203,7 @@ export async function benchUpload(server: { url: string; key: string; pid: numbe
     const rssGrowthMb = Math.round((peak - base) * 10) / 10;
     const cachedWriteMbPerSec = Math.round(median(cached));
     const fullGcsPerUpload = Math.round((gcs / ROUNDS) * 10) / 10;
+    const bareMbPerSec = bareSpeeds.length ? Math.round(median(bareSpeeds)) : undefined;
     return {
       name: 'POST /api/v1/files/upload ~200 MB MP4',
       fileMb: Math.round(size / MB),
@@ -188,9 +211,15 @@ export async function benchUpload(server: { url: string; key: string; pid: numbe
       cachedWriteMbPerSec,
       uploadMbPerSec,
       ratio,
+      bareMbPerSec,
+      ratioToBare: bareMbPerSec ? Math.round((uploadMbPerSec / bareMbPerSec) * 1000) / 1000 : undefined,
       rssGrowthMb,
       fullGcsPerUpload,
-      rounds: speeds.map((u, i) => ({ uploadMbPerSec: Math.round(u), diskMbPerSec: Math.round(disk[i]!) })),
+      rounds: speeds.map((u, i) => ({
+        uploadMbPerSec: Math.round(u),
+        diskMbPerSec: Math.round(disk[server.bare ? 2 * i : i]!),
+        bareMbPerSec: bareSpeeds[i] === undefined ? undefined : Math.round(bareSpeeds[i]!),
+      })),
       pass: ratio >= 0.5 && rssGrowthMb < 64 && fullGcsPerUpload <= MAX_FULL_GCS_PER_UPLOAD,
     };
   } finally {
