@@ -161,13 +161,13 @@ export async function benchUpload(server: { url: string; key: string; pid: numbe
     const size = (await stat(video)).size;
     const disk: number[] = [];
     const cached: number[] = [];
-    const speeds: number[] = [];
-    const bareSpeeds: number[] = [];
+    // Each round's figures, MB/s; the disk figure is the one measured just before GenGate's upload.
+    const rounds: Array<{ upload: number; disk: number; bare?: number }> = [];
     let gcs = 0;
-    const upload = async (url: string, into: number[]) => {
+    const upload = async (url: string): Promise<number> => {
       const r = await postFile(url, server.key, video, size);
       if (r.status !== 200) throw new Error(`bench upload to ${url} answered ${r.status}: ${r.body.slice(0, 300)}`);
-      into.push(size / MB / r.seconds);
+      return size / MB / r.seconds;
     };
     // Memory growth counts from before the first upload, warm-up included, to the highest RSS seen.
     const base = rssMb(server.pid);
@@ -181,29 +181,31 @@ export async function benchUpload(server: { url: string; key: string; pid: numbe
       // Each upload comes right after a disk measurement: an upload that follows another runs slower
       // while the first one's pages are written back (about 190 against 300 MB/s here), so each
       // server's upload gets the same start.
-      const measureDisk = async () => {
+      const measureDisk = async (): Promise<number> => {
         const d = await diskSpeed(dir, size);
         disk.push(d.synced);
         cached.push(d.cached);
+        return d.synced;
       };
       for (let i = 0; i < ROUNDS; i++) {
-        await measureDisk();
-        await upload(gengate, speeds);
-        if (!server.bare) continue;
-        await measureDisk();
-        await upload(server.bare, bareSpeeds);
+        const round: (typeof rounds)[number] = { disk: await measureDisk(), upload: await upload(gengate) };
+        if (server.bare) {
+          await measureDisk();
+          round.bare = await upload(server.bare);
+        }
+        rounds.push(round);
       }
       gcs += await fullGcs(server.url);
     } finally {
       clearInterval(sampler);
     }
     const diskMbPerSec = Math.round(median(disk));
-    const uploadMbPerSec = Math.round(median(speeds));
+    const uploadMbPerSec = Math.round(median(rounds.map((r) => r.upload)));
     const ratio = Math.round((uploadMbPerSec / diskMbPerSec) * 1000) / 1000;
     const rssGrowthMb = Math.round((peak - base) * 10) / 10;
     const cachedWriteMbPerSec = Math.round(median(cached));
     const fullGcsPerUpload = Math.round((gcs / ROUNDS) * 10) / 10;
-    const bareMbPerSec = bareSpeeds.length ? Math.round(median(bareSpeeds)) : undefined;
+    const bareMbPerSec = server.bare ? Math.round(median(rounds.map((r) => r.bare!))) : undefined;
     return {
       name: 'POST /api/v1/files/upload ~200 MB MP4',
       fileMb: Math.round(size / MB),
@@ -215,10 +217,10 @@ export async function benchUpload(server: { url: string; key: string; pid: numbe
       ratioToBare: bareMbPerSec ? Math.round((uploadMbPerSec / bareMbPerSec) * 1000) / 1000 : undefined,
       rssGrowthMb,
       fullGcsPerUpload,
-      rounds: speeds.map((u, i) => ({
-        uploadMbPerSec: Math.round(u),
-        diskMbPerSec: Math.round(disk[server.bare ? 2 * i : i]!),
-        bareMbPerSec: bareSpeeds[i] === undefined ? undefined : Math.round(bareSpeeds[i]!),
+      rounds: rounds.map((r) => ({
+        uploadMbPerSec: Math.round(r.upload),
+        diskMbPerSec: Math.round(r.disk),
+        bareMbPerSec: r.bare === undefined ? undefined : Math.round(r.bare),
       })),
       pass: ratio >= 0.5 && rssGrowthMb < 64 && fullGcsPerUpload <= MAX_FULL_GCS_PER_UPLOAD,
     };
