@@ -3,6 +3,7 @@ export { DiskBlobStore, type BlobStore, type SignedLinkOptions } from './blobs.j
 // The S3 store (src/files/s3.ts) is imported on demand: the AWS SDK costs ~150 ms to load.
 export { Files, linkName, type Recorded, type StoredFile, type OpenFile, type OwnedRefusal, type TokenSealer } from './files.js';
 export { UploadFacts, type MediaFactsResolver } from './facts.js';
+export { FileSink } from './sink.js';
 export {
   Uploads,
   safeFileName,

@@ -1,8 +1,8 @@
-import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { SNIFF_BYTES, sniff, type Sniffed } from '../media/index.js';
+import { FileSink } from './sink.js';
 
 /** Byte limits of uploads by kind (DECISIONS §10: images 30 MB, video and audio 200 MB). */
 export interface UploadLimits {
@@ -23,10 +23,10 @@ export class ReceiveRefusal extends Error {
 
 const MB = 1024 * 1024;
 /**
- * Bytes each stage may hold before it pushes back: with the 16 KB default every 64 KB socket read
- * paused the socket; 1 MB lets writes queue up (and go out as one writev) while reading goes on.
- * Not more: with 4 MB per stage the server spent about 100 ms more CPU on a ~200 MB upload, and
- * received it slower (decision 0316).
+ * Bytes each stage may hold before it pushes back, and the size of the file's writes: with the
+ * 16 KB default every 64 KB socket read paused the socket; 1 MB lets reading go on while a write is
+ * out. Not more: with 4 MB per stage the server spent about 100 ms more CPU on a ~200 MB upload,
+ * and received it slower (decision 0316). The writes go out in 1 MB batches (decision 0319).
  */
 const BUFFER_BYTES = 1 * MB;
 const inMb = (n: number) => `${Math.round((n / MB) * 10) / 10} MB`;
@@ -108,7 +108,7 @@ function tooLarge(type: Sniffed | null, limit: number): ReceiveRefusal {
 export async function receive(source: Readable, dst: string, limits: UploadLimits): Promise<{ type: Sniffed; bytes: number }> {
   const gate = new Gate(limits);
   try {
-    await pipeline(source, gate, createWriteStream(dst, { flags: 'wx', highWaterMark: BUFFER_BYTES }));
+    await pipeline(source, gate, new FileSink(dst, BUFFER_BYTES));
   } catch (e) {
     await rm(dst, { force: true });
     throw e;
