@@ -1,10 +1,10 @@
 // The baselines, measured in the same run as GenGate: a bare Fastify hello-world, and a bare upload
-// (the same multipart parser streaming the file into a new file through 1 MB stages as GenGate does, nothing checked) when BARE_UPLOAD_DIR is set.
-import { createWriteStream } from 'node:fs';
+// (the same multipart parser streaming the file into a new file in 1 MB writes as GenGate does, nothing checked) when BARE_UPLOAD_DIR is set.
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import Fastify from 'fastify';
 import multipart from '@fastify/multipart';
+import { FileSink } from '../src/files/index.js';
 
 const app = Fastify({ logger: false });
 app.get('/', async () => ({ hello: 'world' }));
@@ -18,7 +18,7 @@ if (uploadDir) {
     scope.post('/upload', async (req) => {
       const part = await req.file();
       if (!part) throw new Error('no file');
-      await pipeline(part.file, createWriteStream(path.join(uploadDir, `bare-${n++}.bin`), { flags: 'wx', highWaterMark: 1024 * 1024 }));
+      await pipeline(part.file, new FileSink(path.join(uploadDir, `bare-${n++}.bin`), 1024 * 1024));
       return { ok: true };
     });
   });

@@ -53,13 +53,16 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
+let diskFiles = 0;
+
 /**
  * Writes `bytes` from one reused buffer to a new file in `dir` in 1 MB writes: MB/s until the
  * last write returned (`cached`: what the page cache absorbs) and until fsync finished (`synced`:
- * what the disk sustains, the baseline of the target).
+ * what the disk sustains, the baseline of the target). The file is kept until the section ends,
+ * as uploads are kept: each write then takes new pages of memory as an upload does (decision 0319).
  */
 async function diskSpeed(dir: string, bytes: number): Promise<{ cached: number; synced: number }> {
-  const file = path.join(dir, 'disk-speed.bin');
+  const file = path.join(dir, `disk-speed-${diskFiles++}.bin`);
   const chunk = Buffer.alloc(MB, 7);
   const handle = await open(file, 'w');
   try {
@@ -71,7 +74,6 @@ async function diskSpeed(dir: string, bytes: number): Promise<{ cached: number; 
     return { cached: bytes / MB / ((written - started) / 1000), synced: bytes / MB / ((synced - started) / 1000) };
   } finally {
     await handle.close();
-    await rm(file, { force: true });
   }
 }
 
@@ -178,9 +180,8 @@ export async function benchUpload(server: { url: string; key: string; pid: numbe
       await postFile(gengate, server.key, video, size);
       if (server.bare) await postFile(server.bare, server.key, video, size);
       gcs -= await fullGcs(server.url);
-      // Each upload comes right after a disk measurement: an upload that follows another runs slower
-      // while the first one's pages are written back (about 190 against 300 MB/s here), so each
-      // server's upload gets the same start.
+      // Each upload comes right after a disk measurement, so both servers' uploads start alike (an
+      // upload right after another ran at 190 against 300 MB/s on one VM, decision 0318).
       const measureDisk = async (): Promise<number> => {
         const d = await diskSpeed(dir, size);
         disk.push(d.synced);
