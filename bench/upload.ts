@@ -53,16 +53,12 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
-let diskFiles = 0;
-
 /**
- * Writes `bytes` from one reused buffer to a new file in `dir` in 1 MB writes: MB/s until the
+ * Writes `bytes` from one reused buffer to the new file `file` in 1 MB writes: MB/s until the
  * last write returned (`cached`: what the page cache absorbs) and until fsync finished (`synced`:
- * what the disk sustains, the baseline of the target). The file is kept until the section ends,
- * as uploads are kept: each write then takes new pages of memory as an upload does (decision 0319).
+ * what the disk sustains, the baseline of the target). The file is left for the caller to remove.
  */
-async function diskSpeed(dir: string, bytes: number): Promise<{ cached: number; synced: number }> {
-  const file = path.join(dir, `disk-speed-${diskFiles++}.bin`);
+async function diskSpeed(file: string, bytes: number): Promise<{ cached: number; synced: number }> {
   const chunk = Buffer.alloc(MB, 7);
   const handle = await open(file, 'w');
   try {
@@ -182,8 +178,10 @@ export async function benchUpload(server: { url: string; key: string; pid: numbe
       gcs -= await fullGcs(server.url);
       // Each upload comes right after a disk measurement, so both servers' uploads start alike (an
       // upload right after another ran at 190 against 300 MB/s on one VM, decision 0318).
+      // Each disk measurement writes a new file, kept until the section ends as uploads are kept:
+      // it then takes new pages of memory as an upload does (decision 0319).
       const measureDisk = async (): Promise<number> => {
-        const d = await diskSpeed(dir, size);
+        const d = await diskSpeed(path.join(dir, `disk-speed-${disk.length}.bin`), size);
         disk.push(d.synced);
         cached.push(d.cached);
         return d.synced;
