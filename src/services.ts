@@ -127,6 +127,7 @@ async function assemble(core: Core, opened: Opened, opts: BuildOptions): Promise
     generateMs: config.LOCAL_GENERATE_MS,
     fail: config.LOCAL_FAIL,
     cacheDir: path.join(config.DATA_DIR, 'render-cache'),
+    recipe: (model) => catalog.find(model)?.demo,
   });
   const backends = new Map([...routeBackends, ...Object.entries({ local, ...opts.backends })]);
   // A process that runs no engine (`--role api`) builds the upstream routes only when a cancel needs one.

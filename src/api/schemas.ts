@@ -105,7 +105,7 @@ export const PaymentRequired = z.object({ balance: usd4, required: usd4, currenc
 export const PriceResult = z.object({
   ok: z.literal(true),
   model: z.string(),
-  unit: z.enum(['second', 'image', 'run']),
+  unit: z.enum(['second', 'image', 'run', 'characters']),
   params: z.record(z.string(), z.unknown()),
   billable_seconds: z.number(),
   price_usd: z.number(),
@@ -133,13 +133,13 @@ export const ModelEntry = z.object({
   input_mappings: z
     .record(z.string(), z.array(z.string()))
     .describe('Names (kie.ai model ids, operator aliases) whose input names are mapped before validation, each mapping in words'),
-  kind: z.enum(['image', 'video', 'music']),
+  kind: z.enum(['image', 'video', 'audio', 'music', 'speech']),
   title: z.string(),
   description: z.string(),
   enabled: z.boolean(),
   parameters: z.record(z.string(), z.unknown()).describe('JSON Schema (2020-12) of input'),
   pricing: z.object({
-    unit: z.enum(['second', 'image', 'run']),
+    unit: z.enum(['second', 'image', 'run', 'characters']),
     price_by: z.string().nullable(),
     display: z.string(),
     tiers: z.array(Tier),
@@ -174,9 +174,9 @@ export const PriceList = z.object({
     z.object({
       id: z.string(),
       aliases: z.array(z.string()),
-      kind: z.enum(['image', 'video', 'music']),
+      kind: z.enum(['image', 'video', 'audio', 'music', 'speech']),
       enabled: z.boolean(),
-      unit: z.enum(['second', 'image', 'run']),
+      unit: z.enum(['second', 'image', 'run', 'characters']),
       price_by: z.string().nullable(),
       tiers: z.array(Tier),
       display: z.string(),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { formatUsd, toRub, usdNumber } from '../billing/index.js';
 import { mappingProperties, mappingWords } from './mapping.js';
-import type { ModelDef } from './types.js';
+import { PRICE_KEY_JOIN, type ModelDef, type PriceUnit } from './types.js';
 
 /**
  * Views of the catalog for clients: the JSON Schema of each model's input, its price in words
@@ -35,24 +35,33 @@ export interface PriceTier {
 
 /** Every tier of a model's price, including values priced like another (quality auto → medium). */
 export function priceTiers(model: ModelDef, usdRubRate: number): PriceTier[] {
-  const { by, rates, withVideo, sameAs = {} } = model.price;
-  const keys = [...Object.keys(rates), ...Object.keys(sameAs)];
+  const { by, table, rates, withVideo, sameAs = {} } = model.price;
+  const fields = table ?? (by ? [by] : []);
+  // A table over several fields lists its own keys; values priced like another are said in the rules.
+  const keys = table ? Object.keys(rates) : [...Object.keys(rates), ...Object.keys(sameAs)];
   return keys.map((key) => {
-    const target = Object.hasOwn(sameAs, key) ? sameAs[key]! : key;
-    const tier: PriceTier = { when: by ? { [by]: key } : {}, price: amount(rates[target]!, usdRubRate) };
+    const target = !table && Object.hasOwn(sameAs, key) ? sameAs[key]! : key;
+    const values = key.split(PRICE_KEY_JOIN);
+    const tier: PriceTier = { when: Object.fromEntries(fields.map((f, i) => [f, values[i]!])), price: amount(rates[target]!, usdRubRate) };
     if (withVideo?.[target] !== undefined) tier.with_client_video = amount(withVideo[target], usdRubRate);
     return tier;
   });
 }
 
-const PER: Record<ModelDef['price']['unit'], string> = { second: '/s', image: ' per image', run: ' per run' };
+const PER: Record<PriceUnit, string> = { second: '/s', image: ' per image', run: ' per run', characters: ' per character' };
+
+/** What one rate buys, after the amount: `/s`, ` per image`, ` per 1000 characters`. */
+function perUnit(price: ModelDef['price']): string {
+  const block = price.per?.block ?? 1;
+  return price.unit === 'characters' && block > 1 ? ` per ${block} characters` : PER[price.unit];
+}
 
 /** The price in one line, e.g. `480p $0.125/s (with client video $0.075/s) · 720p ...`. */
 export function priceDisplay(model: ModelDef): string {
-  const per = PER[model.price.unit];
+  const per = perUnit(model.price);
   return priceTiers(model, 1)
     .map((t) => {
-      const label = Object.values(t.when)[0];
+      const label = Object.values(t.when).join(' ');
       const base = `${label ? `${label} ` : ''}$${usdText(t.price.micros)}${per}`;
       return t.with_client_video ? `${base} (with client video $${usdText(t.with_client_video.micros)}${per})` : base;
     })
@@ -63,9 +72,13 @@ export function priceDisplay(model: ModelDef): string {
 export function priceRules(model: ModelDef): string[] {
   const { price } = model;
   const rules: string[] = [];
-  if (price.unit === 'second') rules.push(`Billed per second of the result at the rate of input.${price.by ?? 'resolution'}.`);
-  if (price.unit === 'image') rules.push(`Billed per image${price.by ? ` at the rate of input.${price.by}` : ', one price whatever the parameters'}.`);
-  if (price.unit === 'run') rules.push('One price per run, whatever the parameters.');
+  const rateOf = (price.table ?? (price.by ? [price.by] : [])).map((f) => `input.${f}`).join(' and ');
+  const atRate = rateOf ? ` at the rate of ${rateOf}` : ', one price whatever the parameters';
+  if (price.unit === 'second') rules.push(`Billed per second of the result${rateOf ? atRate : ', one rate whatever the parameters'}.`);
+  if (price.unit === 'image') rules.push(`Billed per image${atRate}.`);
+  if (price.unit === 'run') rules.push(rateOf ? `One price per run${atRate}.` : 'One price per run, whatever the parameters.');
+  if (price.unit === 'characters') rules.push(`Billed${perUnit(price)} of input.${price.per!.field}${atRate}; a part of a block is billed as its share.`);
+  if (price.per && price.unit !== 'characters') rules.push(`The price is multiplied by input.${price.per.field}.`);
   for (const [value, like] of Object.entries(price.sameAs ?? {})) rules.push(`${price.by} "${value}" is priced as "${like}".`);
   if (price.withVideo) {
     rules.push(

@@ -100,19 +100,26 @@ export function seed(): FieldDef {
   });
 }
 
-/** "auto" or a number from 0 to 1 in steps of 0.05 (suno-v6 weights); numbers may come as text. */
-export function weight(description: string): FieldDef {
-  const allowed = '"auto" or a number from 0 to 1 in steps of 0.05';
-  return field(allowed, z.union([z.literal('auto'), z.number().min(0).max(1)]), { description }, (value, where) => {
-    if (isAutoText(value)) return 'auto';
+/**
+ * A number from `min` to `max` (numbers may come as text), in whole `step`s from `min` when given,
+ * checked in exact decimals; with `auto` the text "auto" too (suno-v6 weights: 0 to 1 in steps of 0.05).
+ */
+export function decimal(opts: { min: number; max: number; step?: number; auto?: boolean; default?: number; description: string }): FieldDef {
+  const range = `a number from ${opts.min} to ${opts.max}${opts.step === undefined ? '' : ` in steps of ${opts.step}`}`;
+  const allowed = opts.auto ? `"auto" or ${range}` : range;
+  const number = z.number().min(opts.min).max(opts.max);
+  const schema = opts.auto ? z.union([z.literal('auto'), number]) : number;
+  const bounds = [exactDecimal(opts.min)!, exactDecimal(opts.max)!, exactDecimal(opts.step ?? 1)!];
+  return field(allowed, schema, opts, (value, where) => {
+    if (opts.auto && isAutoText(value)) return 'auto';
     const d = typeof value === 'number' || typeof value === 'string' ? exactDecimal(value) : null;
-    // In hundredths, exactly: the value must be a whole multiple of 5 hundredths between 0 and 100.
-    const scaled = d ? d.digits * 100n : -1n;
-    const unit = d ? 10n ** BigInt(d.scale) : 1n;
-    if (!d || scaled < 0n || scaled % unit !== 0n || (scaled / unit) % 5n !== 0n || scaled / unit > 100n) {
-      throw refusal(where, allowed, value);
-    }
-    return Number(scaled / unit) / 100;
+    if (!d) throw refusal(where, allowed, value);
+    // Every amount at one scale, so the range and the step are whole-number checks.
+    const scale = Math.max(d.scale, ...bounds.map((b) => b.scale));
+    const [v, min, max, step] = [d, ...bounds].map((x) => x.digits * 10n ** BigInt(scale - x.scale)) as [bigint, bigint, bigint, bigint];
+    const onStep = opts.step === undefined || (v - min) % step === 0n;
+    if (v < min || v > max || !onStep) throw refusal(where, allowed, value);
+    return Number(v) / 10 ** scale;
   });
 }
 

@@ -14,20 +14,27 @@ export type {
   ModelDef,
   ModelKind,
   PriceRule,
+  PriceUnit,
+  DemoRecipe,
+  DemoRole,
+  FormHints,
+  FieldForm,
+  OpenAiMaps,
+  OpenAiRule,
   Route,
   Where,
 } from './types.js';
 export { buildCatalog, loadCatalog, BACKEND_KINDS } from './overrides.js';
 export { routeName, KEY_ENV } from './routes.js';
 export { hasInputMapping, makeCatalog, modelNames } from './catalog.js';
-export { KIE_ALIASES, KIE_JPG_IDS, type KieAlias } from './kie.js';
+export { DEFAULT_MODELS, DEFAULT_CATALOG_DIR, KIE_ALIASES, KIE_JPG_IDS, type KieAlias } from './defaults.js';
 export { KIE_SUNO, KIE_SUNO_FIELDS, KIE_SUNO_VERSIONS, withKieSuno } from './kie-suno.js';
-export { DEFAULT_MODELS } from './models/index.js';
 export { validateInput, checkMedia, findModel, type ValidatedInput } from './validate.js';
 export { resolveDraftFinal, type DraftTask } from './draft.js';
 export { notAnUpload, EDIT_MIN_SECONDS, type ClipPlan, type MediaCheck } from './media.js';
 export type { LinkOptions } from './links.js';
-export { numberFrom, boolFrom, exactDecimal, roundHalfUp, type Decimal } from './coerce.js';
+export { numberFrom, boolFrom, characterCount, exactDecimal, roundHalfUp, type Decimal } from './coerce.js';
+export { PRICE_KEY_JOIN, OUTPUT_OF_KIND } from './types.js';
 export {
   amount,
   limitsOf,
@@ -42,3 +49,6 @@ export {
 } from './describe.js';
 export { modelEntry, type ModelEntry } from './entry.js';
 export { ModelSwitches, type ModelSwitchView } from './switches.js';
+export { readDefinition, readDefinitions, definitionFiles, problemText, DefinitionError, type DefinitionProblem } from './definitions.js';
+export { definitionJsonSchema, type Definition } from './format.js';
+export { NAMED_RULES, type NamedRule } from './named-rules.js';

@@ -1,6 +1,6 @@
 import { Errors } from '../errors.js';
 import { linkAllowed, type LinkRules } from './links.js';
-import { PHOTO_FORMATS } from './models/define.js';
+import { UPLOAD_FORMATS } from './compile-fields.js';
 import type { ClipLimits, MediaFact, MediaFacts, ModelDef } from './types.js';
 
 /**
@@ -142,7 +142,7 @@ function checkFact(fact: MediaFact, rules: LinkRules, path: string, model: strin
 /** Photos with facts (upload links) must be photos of an accepted format; links without facts are judged when fetched. */
 function checkPhotoFacts(model: ModelDef, input: Record<string, unknown>, facts: MediaFacts): void {
   const images = model.media.images;
-  const rules: LinkRules = { kind: 'image', formats: images?.formats ?? PHOTO_FORMATS };
+  const rules: LinkRules = { kind: 'image', formats: images?.formats ?? UPLOAD_FORMATS.image };
   const single = ['first_frame_url', 'last_frame_url'].filter((f) => typeof input[f] === 'string');
   const listed = images && Array.isArray(input[images.field]) ? (input[images.field] as string[]) : [];
   const paths: [string, string][] = [

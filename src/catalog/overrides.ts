@@ -2,7 +2,7 @@ import { parseUsd } from '../billing/index.js';
 import { ConfigError, readJsonFile, type Config } from '../config.js';
 import { makeCatalog } from './catalog.js';
 import { parseInputMap, withAlias } from './mapping.js';
-import { DEFAULT_MODELS } from './models/index.js';
+import { DEFAULT_MODELS } from './defaults.js';
 import { checkRouteNames, parseRoutes } from './routes.js';
 import type { Catalog, ModelDef, PriceRule } from './types.js';
 

@@ -1,5 +1,4 @@
 import { Errors } from '../errors.js';
-import { characterCount } from './coerce.js';
 import type { RuleContext, Rule } from './types.js';
 
 /**
@@ -20,48 +19,10 @@ export function rule(note: string, check: Rule['check']): Rule {
   return { note, check };
 }
 
-function given(value: unknown): boolean {
+/** Whether a normalised value counts as sent: a non-empty list, or any value. */
+export function given(value: unknown): boolean {
   return Array.isArray(value) ? value.length > 0 : value !== undefined;
 }
-
-/** `field` must be sent. */
-export function requires(field: string): Rule {
-  return rule(`${field} is required.`, (input, ctx) => {
-    if (!given(input[field])) throw missing(ctx, field);
-  });
-}
-
-/** A prompt is needed unless a first frame is given (image-to-video may go without words). */
-export const promptOrFirstFrame: Rule = rule('prompt is required unless first_frame_url is given.', (input, ctx) => {
-  if (!given(input.prompt) && !given(input.first_frame_url)) {
-    throw missing(ctx, 'prompt', ' unless input.first_frame_url is given');
-  }
-});
-
-/** The last frame is only used together with the first frame. */
-export const lastFrameNeedsFirst: Rule = rule('last_frame_url only together with first_frame_url.', (input, ctx) => {
-  if (given(input.last_frame_url) && !given(input.first_frame_url)) {
-    const last = ctx.where('last_frame_url');
-    throw Errors.invalid(`${last.path} is only accepted together with input.first_frame_url for ${last.model} (got a last frame and no first frame)`);
-  }
-});
-
-/** video_mode: edit and extend work on a supplied clip; reference needs something to refer to. */
-export const videoModeNeeds: Rule = rule(
-  'video_mode "edit" and "extend" need video_urls; "reference" needs image_urls, video_urls or audio_urls.',
-  (input, ctx) => {
-    const mode = input.video_mode;
-    const where = ctx.where('video_mode');
-    if ((mode === 'edit' || mode === 'extend') && !given(input.video_urls)) {
-      throw Errors.invalid(`${where.path} "${mode}" needs at least one clip in input.video_urls for ${where.model} (got no video_urls)`);
-    }
-    if (mode === 'reference' && !given(input.image_urls) && !given(input.video_urls) && !given(input.audio_urls)) {
-      throw Errors.invalid(
-        `${where.path} "reference" needs at least one reference in input.image_urls, input.video_urls or input.audio_urls for ${where.model} (got none)`,
-      );
-    }
-  },
-);
 
 /** Where audio alone is not allowed, reference audio needs a photo or a video with it. */
 export const audioNeedsPicture: Rule = rule(
@@ -82,41 +43,103 @@ export const draftForcesResolution: Rule = rule('draft true renders at the draft
   if (input.draft === true && ctx.model.draft) input.resolution = ctx.model.draft.resolution;
 });
 
-const SUNO_ALWAYS = new Set(['prompt', 'custom_mode', 'instrumental', 'nsfw_check']);
+/**
+ * Rules as data (the `rules` of a model definition, docs/decisions/3300). A condition is field →
+ * value(s), its values already normalised by the field (compile.ts reads them through it), so a
+ * check is a strict comparison. Each builder returns the rule with its words for docs.
+ */
+export type Cond = ReadonlyArray<readonly [field: string, values: readonly unknown[]]>;
 
-/** suno-v6: the custom-mode settings, `title` with custom mode, lyrics length, `audio_weight` not with instrumental. */
-export const sunoRules: Rule = rule(
-  'Without custom_mode only prompt (the subject, up to 3000 characters), instrumental and nsfw_check may be sent (other settings only as their defaults); with custom_mode, title is required and prompt (the lyrics) is required unless instrumental; audio_weight not with instrumental.',
-  (input, ctx) => {
-    const custom = input.custom_mode === true;
-    if (!custom) {
-      for (const field of ctx.sent) {
-        // A setting sent as its default changes nothing, so a normalised input validates again unchanged.
-        if (SUNO_ALWAYS.has(field) || input[field] === ctx.model.fields.get(field)?.default) continue;
-        const where = ctx.where(field);
-        throw Errors.invalid(
-          `${where.path} applies only when input.custom_mode is true for ${where.model}; without custom mode only prompt, instrumental and nsfw_check are used (got custom_mode false)`,
-        );
-      }
-      if (!given(input.prompt)) throw missing(ctx, 'prompt', ' (the subject of the song)');
-      checkLength(input, ctx, 3000, 'the subject of the song without custom mode');
-    } else {
-      if (!given(input.title)) throw missing(ctx, 'title', ' when input.custom_mode is true');
-      if (input.instrumental !== true && !given(input.prompt)) {
-        throw missing(ctx, 'prompt', ' (the lyrics) when input.custom_mode is true and input.instrumental is false');
-      }
-    }
-    if (input.instrumental === true && given(input.audio_weight)) {
-      const where = ctx.where('audio_weight');
-      throw Errors.invalid(`${where.path} does not apply to instrumental tracks for ${where.model}; leave it out (got instrumental true)`);
-    }
-  },
-);
+export const holds = (cond: Cond, input: Record<string, unknown>) => cond.every(([f, values]) => values.includes(input[f]));
+const shownValue = (v: unknown) => (typeof v === 'string' ? `"${v}"` : String(v));
+const andList = (items: readonly string[]) => (items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`);
+const orList = (items: readonly string[]) => (items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`);
+const inputs = (fields: readonly string[]) => fields.map((f) => `input.${f}`);
 
-function checkLength(input: Record<string, unknown>, ctx: RuleContext, max: number, what: string) {
-  const count = typeof input.prompt === 'string' ? characterCount(input.prompt, max) : 0;
-  if (count > max) {
-    const where = ctx.where('prompt');
-    throw Errors.invalid(`${where.path} must be a text of up to ${max} characters (${what}) for ${where.model} (got a text of ${count} characters)`);
+/** `input.custom_mode is true and input.instrumental is false` (`prefix` '' for docs). */
+export function condWords(cond: Cond, prefix = 'input.'): string {
+  return andList(cond.map(([f, values]) => `${prefix}${f} is ${orList(values.map(shownValue))}`));
+}
+
+/** What was sent for a condition that does not hold: `custom_mode false`. */
+function gotWords(cond: Cond, input: Record<string, unknown>): string {
+  const off = cond.filter(([f, values]) => !values.includes(input[f]));
+  return off.map(([f]) => (input[f] === undefined ? `no ${f}` : `${f} ${String(input[f])}`)).join(', ');
+}
+
+/** `field` must be sent (while `when` holds, unless one of `unless` is given). */
+export function required(field: string, opts: { unless?: readonly string[]; when?: Cond; because?: string; note?: string }): Rule {
+  const { unless, when, because } = opts;
+  const note = `${field} is required${when ? ` when ${condWords(when, '')}` : ''}${unless ? ` unless ${orList(unless)} is given` : ''}.`;
+  const why = `${because ? ` (${because})` : ''}${when ? ` when ${condWords(when)}` : ''}${unless ? ` unless ${orList(inputs(unless))} is given` : ''}`;
+  return rule(opts.note ?? note, (input, ctx) => {
+    if (when && !holds(when, input)) return;
+    if (unless?.some((u) => given(input[u]))) return;
+    if (!given(input[field])) throw missing(ctx, field, why);
+  });
+}
+
+/** `field` only together with every one of `others`. */
+export function requires(field: string, others: readonly string[], opts: { got?: string; note?: string }): Rule {
+  return rule(opts.note ?? `${field} only together with ${andList(others)}.`, (input, ctx) => {
+    if (!given(input[field])) return;
+    const absent = others.find((o) => !given(input[o]));
+    if (absent === undefined) return;
+    const where = ctx.where(field);
+    throw Errors.invalid(
+      `${where.path} is only accepted together with ${andList(inputs(others))} for ${where.model} (got ${opts.got ?? `input.${field} and no input.${absent}`})`,
+    );
+  });
+}
+
+/** `field` not together with `others`, or not while `cond` holds. */
+export function excludes(field: string, others: readonly string[] | Cond, note?: string): Rule {
+  if (typeof others[0] === 'string') {
+    const fields = others as readonly string[];
+    return rule(note ?? `${field} not together with ${orList(fields)}.`, (input, ctx) => {
+      const other = given(input[field]) ? fields.find((o) => given(input[o])) : undefined;
+      if (other === undefined) return;
+      const where = ctx.where(field);
+      throw Errors.invalid(`${where.path} cannot be sent together with ${ctx.where(other).path} for ${where.model}; send one of them (got both)`);
+    });
   }
+  const cond = others as Cond;
+  return rule(note ?? `${field} does not apply when ${condWords(cond, '')}.`, (input, ctx) => {
+    if (!given(input[field]) || !holds(cond, input)) return;
+    const where = ctx.where(field);
+    const got = cond.map(([f]) => `${f} ${String(input[f])}`).join(', ');
+    throw Errors.invalid(`${where.path} does not apply when ${condWords(cond)} for ${where.model}; leave it out (got ${got})`);
+  });
+}
+
+/** `fields` apply only while `cond` holds; a value equal to the field's default counts as not sent (so a normalised input validates again). */
+export function onlyWhen(fields: readonly string[], cond: Cond, note?: string): Rule {
+  const set = new Set(fields);
+  return rule(note ?? `${andList(fields)} ${fields.length > 1 ? 'apply' : 'applies'} only when ${condWords(cond, '')}.`, (input, ctx) => {
+    if (holds(cond, input)) return;
+    for (const field of ctx.sent) {
+      if (!set.has(field) || input[field] === ctx.model.fields.get(field)?.default) continue;
+      const where = ctx.where(field);
+      throw Errors.invalid(`${where.path} applies only when ${condWords(cond)} for ${where.model} (got ${gotWords(cond, input)})`);
+    }
+  });
+}
+
+/** Values of `field` that need at least one of some fields, e.g. video_mode "edit" needs a clip in video_urls. */
+export function needs(field: string, table: Readonly<Record<string, { oneOf: readonly string[]; noun: string }>>, note?: string): Rule {
+  // Values with the same needs share a clause of the note: `video_mode "edit" and "extend" need video_urls; "reference" needs ...`.
+  const clauses = new Map<string, string[]>();
+  for (const [value, need] of Object.entries(table)) {
+    const key = orList(need.oneOf);
+    clauses.set(key, [...(clauses.get(key) ?? []), value]);
+  }
+  const words = [...clauses].map(([fields, values]) => `${andList(values.map(shownValue))} ${values.length > 1 ? 'need' : 'needs'} ${fields}`);
+  return rule(note ?? `${field} ${words.join('; ')}.`, (input, ctx) => {
+    const value = input[field];
+    const need = typeof value === 'string' && Object.hasOwn(table, value) ? table[value]! : undefined;
+    if (!need || need.oneOf.some((f) => given(input[f]))) return;
+    const where = ctx.where(field);
+    const got = need.oneOf.length === 1 ? `no ${need.oneOf[0]}` : 'none';
+    throw Errors.invalid(`${where.path} "${value}" needs at least one ${need.noun} in ${orList(inputs(need.oneOf))} for ${where.model} (got ${got})`);
+  });
 }

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { LinkOptions } from './links.js';
 
-export type ModelKind = 'image' | 'video' | 'music';
+export type ModelKind = 'image' | 'video' | 'audio' | 'music' | 'speech';
 export type MediaKind = 'image' | 'video' | 'audio';
 
 /** Where a value sits, for refusal messages: the path as the client wrote it and the model id. */
@@ -58,17 +58,28 @@ export interface MediaLimits {
   readonly audios?: ClipLimits & { readonly alone: boolean };
 }
 
+/** What one rate buys: a run, an image, a second of the result, or `per.block` characters of a text input. */
+export type PriceUnit = 'second' | 'image' | 'run' | 'characters';
+
+/** Joins the values of a table over several fields into one rate key (`720p|10`). */
+export const PRICE_KEY_JOIN = '|';
+
 /**
  * How a model is priced. Rates are integer micro-USD per unit, keyed by the value of the input field
- * `by` ('*' when flat). `withVideo` are the per-second rates when the client supplies video.
+ * `by` ('*' when flat); a table over several fields (`table`, whose first is `by`) keys them by the
+ * values joined with PRICE_KEY_JOIN. `withVideo` are the per-second rates when the client supplies video.
  */
 export interface PriceRule {
-  readonly unit: 'second' | 'image' | 'run';
-  readonly by?: 'resolution' | 'quality';
+  readonly unit: PriceUnit;
+  readonly by?: string;
+  /** Every field of a table over more than one field, in key order. */
+  readonly table?: readonly string[];
   readonly rates: Readonly<Record<string, number>>;
   readonly withVideo?: Readonly<Record<string, number>>;
   /** Values priced like another value (quality `auto` is priced as `medium`). */
   readonly sameAs?: Readonly<Record<string, string>>;
+  /** The quantity comes from an input field: its number (image, run) or its characters (characters), per `block`. */
+  readonly per?: { readonly field: string; readonly block: number };
 }
 
 /** Draft flow settings of a model that has `draft` / `draft_task_id`. */
@@ -163,6 +174,51 @@ export interface ModelDef {
   readonly hints: Readonly<Record<string, string>>;
   readonly enabled: boolean;
   readonly routes: readonly Route[];
+  /** Presentation hints for forms (the console playground); absent for models made in code. */
+  readonly form?: FormHints;
+  /** What the local demo backend renders for this model. */
+  readonly demo?: DemoRecipe;
+  /** How OpenAI's media parameters map onto the inputs (issue 34), per endpoint family. */
+  readonly openai?: OpenAiMaps;
+  /** The definition file the model was compiled from. */
+  readonly source?: string;
+}
+
+/** Hints for one field in forms; none of them changes validation. */
+export interface FieldForm {
+  readonly label?: string;
+  readonly help?: string;
+  readonly group?: string;
+  readonly advanced?: boolean;
+  /** Shown only while every named field has one of its values (normalised). */
+  readonly visibleWhen?: Readonly<Record<string, readonly unknown[]>>;
+}
+
+export interface FormHints {
+  readonly groups: readonly { readonly id: string; readonly label: string; readonly advanced: boolean }[];
+  readonly fields: ReadonlyMap<string, FieldForm>;
+}
+
+/** The inputs the local demo backend renders from, by role; it renders a result of the model's kind (OUTPUT_OF_KIND). */
+export type DemoRole = 'prompt' | 'seconds' | 'size' | 'aspect' | 'format' | 'sound' | 'lastFrame';
+export type DemoRecipe = Readonly<Partial<Record<DemoRole, string>>>;
+
+/**
+ * One OpenAI parameter → the model's inputs: a field (same value), `{to, values}` (a value map),
+ * `{set}` (each OpenAI value sets some fields), `{ignore}` (accepted values that change nothing),
+ * `{instead}` (refused, naming the field that does it here).
+ */
+export type OpenAiRule =
+  | string
+  | { readonly to: string; readonly values?: Readonly<Record<string, unknown>> }
+  | { readonly set: Readonly<Record<string, Readonly<Record<string, unknown>>>> }
+  | { readonly ignore: readonly string[] }
+  | { readonly instead: string };
+
+export interface OpenAiMaps {
+  readonly images?: Readonly<Record<string, OpenAiRule>>;
+  readonly videos?: Readonly<Record<string, OpenAiRule>>;
+  readonly speech?: Readonly<Record<string, OpenAiRule>>;
 }
 
 /** The catalog in use: the default models with the operator's overrides applied. */
@@ -185,3 +241,12 @@ export interface MediaFact {
 
 /** Media facts keyed by the link exactly as it appears in the input. */
 export type MediaFacts = Readonly<Record<string, MediaFact>>;
+
+/** What one run of a model of each kind returns: the kind of its files, how many, and the MIME type assumed when an upstream names none. */
+export const OUTPUT_OF_KIND: Readonly<Record<ModelKind, { readonly media: MediaKind; readonly files: number; readonly mime: string }>> = {
+  image: { media: 'image', files: 1, mime: 'image/png' },
+  video: { media: 'video', files: 1, mime: 'video/mp4' },
+  audio: { media: 'audio', files: 1, mime: 'audio/mpeg' },
+  music: { media: 'audio', files: 2, mime: 'audio/mpeg' },
+  speech: { media: 'audio', files: 1, mime: 'audio/mpeg' },
+};

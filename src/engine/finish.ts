@@ -2,6 +2,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { BackendFailure, type BackendJob, type BackendOutput, type OutputFile } from '../backends/index.js';
+import { OUTPUT_OF_KIND } from '../catalog/index.js';
 import { settleAutoLength } from '../pricing/index.js';
 import { lastFrame, probe, sniffFile } from '../media/index.js';
 import type { StoredFile } from '../files/index.js';
@@ -10,8 +11,6 @@ import type { StoredResult } from '../tasks/index.js';
 import type { EngineDeps, TaskWork } from './deps.js';
 import { failTask, finishedSignals } from './fail.js';
 import { moveHeld } from './lease.js';
-
-const KIND_OF_MODEL = { image: 'image', video: 'video', music: 'audio' } as const;
 
 /** A checked output file: its sniffed type decides the stored name and Content-Type (never the backend's word). */
 interface Checked {
@@ -35,8 +34,8 @@ async function check(file: OutputFile, want: 'image' | 'video' | 'audio', what: 
 
 /** Checks a backend's output against the model: count and kind of files, real media bytes. */
 async function checkOutput(job: BackendJob, out: BackendOutput): Promise<{ files: Checked[]; frame: Checked | null }> {
-  const want = KIND_OF_MODEL[job.kind];
-  const count = job.kind === 'music' ? 2 : 1;
+  const want = OUTPUT_OF_KIND[job.kind].media;
+  const count = OUTPUT_OF_KIND[job.kind].files;
   if (!out || !Array.isArray(out.files) || out.files.length !== count) {
     throw new BackendFailure(
       'internal',
@@ -49,7 +48,7 @@ async function checkOutput(job: BackendJob, out: BackendOutput): Promise<{ files
 }
 
 function names(job: BackendJob, files: Checked[]): string[] {
-  if (job.kind === 'music') return files.map((f, i) => `track-${i + 1}.${f.ext}`);
+  if (files.length > 1) return files.map((f, i) => `track-${i + 1}.${f.ext}`);
   return files.map((f) => `${job.kind}.${f.ext}`);
 }
 
@@ -121,7 +120,7 @@ async function commit(
       account_id: task.account_id,
       task_id: task.id,
       purpose: 'result' as const,
-      kind: f === frame ? ('image' as const) : KIND_OF_MODEL[job.kind],
+      kind: f === frame ? ('image' as const) : OUTPUT_OF_KIND[job.kind].media,
       format: null,
       seconds: null,
       expires_at: expiresAt,

@@ -1,6 +1,6 @@
 import { formatUsd, toRub, usdNumber } from '../billing/index.js';
 import { AppError } from '../errors.js';
-import { findModel, numberFrom, type Catalog, type ModelDef } from '../catalog/index.js';
+import { findModel, numberFrom, type Catalog, type ModelDef, type PriceUnit } from '../catalog/index.js';
 import { quote } from './quote.js';
 
 /**
@@ -13,7 +13,7 @@ import { quote } from './quote.js';
 export interface PriceResult {
   ok: true;
   model: string;
-  unit: 'second' | 'image' | 'run';
+  unit: PriceUnit;
   params: Record<string, unknown>;
   billable_seconds: number;
   price_usd: number;

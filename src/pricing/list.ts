@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { priceDisplay, priceRules, priceTiers, type Catalog, type PriceTier } from '../catalog/index.js';
+import { priceDisplay, priceRules, priceTiers, type Catalog, type PriceTier, type PriceUnit } from '../catalog/index.js';
 
 /**
  * The public price list of GET /v1/pricing: every model with its prices and price rules, as
@@ -12,7 +12,7 @@ export interface PriceListModel {
   aliases: readonly string[];
   kind: string;
   enabled: boolean;
-  unit: 'second' | 'image' | 'run';
+  unit: PriceUnit;
   price_by: string | null;
   tiers: PriceTier[];
   display: string;

@@ -1,13 +1,24 @@
 import { Errors } from '../errors.js';
-import { findModel, notAnUpload, roundHalfUp, type Catalog, type Decimal, type MediaFacts, type ModelDef } from '../catalog/index.js';
+import {
+  characterCount,
+  findModel,
+  notAnUpload,
+  roundHalfUp,
+  PRICE_KEY_JOIN,
+  type Catalog,
+  type Decimal,
+  type MediaFacts,
+  type ModelDef,
+  type PriceUnit,
+} from '../catalog/index.js';
 import { add, priceMicros, seconds, toNumber } from './exact.js';
 
 /** The price of one task, and how it was reached. */
 export interface Quote {
   /** Canonical model id. */
   readonly model: string;
-  readonly unit: 'second' | 'image' | 'run';
-  /** Billable units: seconds (fractional only from the calculator), images or runs. */
+  readonly unit: PriceUnit;
+  /** Billable units: seconds (fractional only from the calculator), images, runs or characters (in blocks). */
   readonly units: number;
   /** Seconds of the result that are billed (null unless unit is second). */
   readonly resultSeconds: number | null;
@@ -15,7 +26,7 @@ export interface Quote {
   readonly sourceSeconds: number | null;
   /** resultSeconds + sourceSeconds (null unless unit is second). */
   readonly billableSeconds: number | null;
-  /** Which rate applied: a resolution, a quality, or '*' for a flat price. */
+  /** Which rate applied: a resolution, a quality, values of a table joined with PRICE_KEY_JOIN, or '*' for a flat price. */
   readonly rateKey: string;
   readonly rateMicros: number;
   /** The with-client-video rate applied. */
@@ -31,7 +42,9 @@ export interface Quote {
 const NONE: MediaFacts = {};
 
 function rateOf(model: ModelDef, table: Readonly<Record<string, number>>, key: string, field: string): number {
-  const target = model.price.sameAs && Object.hasOwn(model.price.sameAs, key) ? model.price.sameAs[key]! : key;
+  const { sameAs, table: fields } = model.price;
+  const like = (v: string) => (sameAs && Object.hasOwn(sameAs, v) ? sameAs[v]! : v);
+  const target = fields ? key.split(PRICE_KEY_JOIN).map(like).join(PRICE_KEY_JOIN) : like(key);
   const rate = Object.hasOwn(table, target) ? table[target] : undefined;
   if (rate === undefined) {
     throw Errors.invalid(
@@ -41,6 +54,34 @@ function rateOf(model: ModelDef, table: Readonly<Record<string, number>>, key: s
     );
   }
   return rate;
+}
+
+/** The value a price field has: sent, else its default; for a draft, its render resolution. */
+function priceValue(model: ModelDef, input: Readonly<Record<string, unknown>>, field: string, draftFinal: boolean): string {
+  if (field === 'resolution' && model.draft) {
+    if (draftFinal) return model.draft.finalResolution;
+    if (input.draft === true) return model.draft.resolution;
+  }
+  return String(input[field] ?? model.fields.get(field)?.default);
+}
+
+/** The rate key of an input: '*' for a flat price, else the value of each price field. */
+function rateKey(model: ModelDef, input: Readonly<Record<string, unknown>>, draftFinal: boolean): string {
+  const { by, table } = model.price;
+  if (!by) return '*';
+  return (table ?? [by]).map((f) => priceValue(model, input, f, draftFinal)).join(PRICE_KEY_JOIN);
+}
+
+/** The quantity of a price with `per`: the field's number, or its characters in blocks (exact). */
+function perQuantity(model: ModelDef, input: Readonly<Record<string, unknown>>): Decimal {
+  const { field, block } = model.price.per!;
+  const value = input[field] ?? model.fields.get(field)?.default;
+  if (model.price.unit === 'characters') {
+    const count = typeof value === 'string' ? characterCount(value, 0) : 0;
+    return { digits: BigInt(count), scale: Math.round(Math.log10(block)) };
+  }
+  if (typeof value !== 'number') throw Errors.invalid(`input.${field} must be a number for ${model.id} (got ${JSON.stringify(value)})`);
+  return seconds(value);
 }
 
 /** Seconds of the supplied clip at `index` (after trimming), from the media facts. */
@@ -59,35 +100,29 @@ function clipSeconds(model: ModelDef, videos: readonly string[], index: number, 
 export function quote(catalog: Catalog, modelName: string, input: Readonly<Record<string, unknown>>, media: MediaFacts = NONE): Quote {
   const model = findModel(catalog, modelName);
   const { price } = model;
-  const by = price.by;
-  const fieldDefault = by ? model.fields.get(by)?.default : undefined;
+  const draftFinal = model.draft !== undefined && typeof input.draft_task_id === 'string';
+  const key = rateKey(model, input, draftFinal);
   if (price.unit !== 'second') {
-    const key = by ? String(input[by] ?? fieldDefault) : '*';
-    const rate = rateOf(model, price.rates, key, by ?? 'model');
+    const rate = rateOf(model, price.rates, key, price.table ? price.table.join(' / ') : (price.by ?? 'model'));
+    const quantity = price.per ? perQuantity(model, input) : seconds(1);
     return {
       model: model.id,
       unit: price.unit,
-      units: 1,
+      units: toNumber(quantity),
       resultSeconds: null,
       sourceSeconds: null,
       billableSeconds: null,
       rateKey: key,
       rateMicros: rate,
       withClientVideo: false,
-      priceMicros: priceMicros(rate, seconds(1)),
+      priceMicros: priceMicros(rate, quantity),
       autoLength: false,
       draftFinal: false,
     };
   }
-  const draftFinal = model.draft !== undefined && typeof input.draft_task_id === 'string';
-  const key = draftFinal
-    ? model.draft!.finalResolution
-    : input.draft === true && model.draft
-      ? model.draft.resolution
-      : String(input.resolution ?? fieldDefault);
   const videos = Array.isArray(input.video_urls) ? (input.video_urls as string[]) : [];
   const withClientVideo = videos.length > 0 && price.withVideo !== undefined;
-  const rate = rateOf(model, withClientVideo ? price.withVideo! : price.rates, key, 'resolution');
+  const rate = rateOf(model, withClientVideo ? price.withVideo! : price.rates, key, price.by ?? 'resolution');
 
   const duration = input.duration ?? model.fields.get('duration')?.default;
   const autoLength = duration === 'auto' && input.video_mode !== 'edit';

@@ -1,10 +1,11 @@
 import { formatUsd, toRub, usdNumber } from '../billing/index.js';
+import type { ModelKind } from '../catalog/index.js';
 import type { ApiDialect, CallbacksTable, TasksTable } from '../store/index.js';
 import { STATUS_OF } from './states.js';
 
 /** What the engine stores in tasks.result: file ids (links are built when shown, from PUBLIC_BASE_URL). */
 export interface StoredResult {
-  kind: 'image' | 'video' | 'music';
+  kind: ModelKind;
   files: Array<{ id: string; name: string }>;
   duration?: number;
   lastFrame?: { id: string; name: string };

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { OUTPUT_OF_KIND } from '../../catalog/index.js';
 import type { Files } from '../../files/index.js';
 import { NetError } from '../../net/index.js';
 import type { KindOptions } from '../registry.js';
@@ -17,9 +18,8 @@ import { fillWorkflow, loadWorkflow, type Workflow } from './workflow.js';
 const OUTPUT_TYPES = {
   image: /\.(png|jpe?g|webp)$/i,
   video: /\.(mp4|webm|mov|mkv)$/i,
-  music: /\.(mp3|wav|flac|ogg|m4a|opus)$/i,
+  audio: /\.(mp3|wav|flac|ogg|m4a|opus)$/i,
 } as const;
-const FALLBACK_MIME = { image: 'image/png', video: 'video/mp4', music: 'audio/mpeg' } as const;
 /** A running prompt the socket has not heard of for this long is read over HTTP again (a socket gone quiet cannot hide an end). */
 const QUIET_MS = 60_000;
 
@@ -135,12 +135,12 @@ export class ComfyBackend implements Backend {
     const { id, server } = this.parse(ref);
     const entry = await server.history(id);
     if (!entry) throw new Error(`${server.label} has no record of the job`);
-    const files = outputFiles(entry, job.kind);
+    const files = outputFiles(entry, OUTPUT_OF_KIND[job.kind].media);
     if (files.length === 0) throw new BackendFailure('generation', `the ComfyUI workflow finished without a ${job.kind} file among its outputs`);
-    const wanted = job.kind === 'music' ? files.slice(0, 2) : files.slice(0, 1);
+    const wanted = files.slice(0, OUTPUT_OF_KIND[job.kind].files);
     const out: OutputFile[] = await fetchAll(
       this.opts.http,
-      wanted.map((f, i) => ({ url: server.viewUrl(f), label: `${job.taskId}-${i + 1}`, mime: FALLBACK_MIME[job.kind] })),
+      wanted.map((f, i) => ({ url: server.viewUrl(f), label: `${job.taskId}-${i + 1}`, mime: OUTPUT_OF_KIND[job.kind].mime })),
       this.opts.tmpDir,
       this.headers,
     );

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { boundedCache } from '../../cache.js';
-import { KIE_SUNO } from '../../catalog/index.js';
+import { KIE_SUNO, OUTPUT_OF_KIND } from '../../catalog/index.js';
 import type { Files } from '../../files/index.js';
 import { NetError } from '../../net/index.js';
 import { BackendFailure, type Backend, type BackendJob, type BackendOutput, type BackendStatus, type CancelOutcome, type OutputFile } from '../types.js';
@@ -22,7 +22,6 @@ export interface KieOptions extends UpstreamOptions {
   readonly files: Files;
 }
 
-const FALLBACK_MIME = { image: 'image/png', video: 'video/mp4', music: 'audio/mpeg' } as const;
 /** Suno record-info statuses (KIE.md §3) that are still on their way, with a progress figure. */
 const SUNO_RUNNING: Readonly<Record<string, number>> = { TEXT_SUCCESS: 40, FIRST_SUCCESS: 70 };
 const SUNO_FAILED = new Set(['CREATE_TASK_FAILED', 'GENERATE_AUDIO_FAILED', 'SENSITIVE_WORD_ERROR']);
@@ -111,11 +110,11 @@ export class KieBackend implements Backend {
       if (task.state !== 'success') throw new Error(`the kie.ai task is ${String(task.state)}, not success`);
       links = resultUrls(task.resultJson);
     }
-    const want = job.kind === 'music' ? 2 : 1;
+    const want = OUTPUT_OF_KIND[job.kind].files;
     if (links.length < want) throw new BackendFailure('generation', `kie.ai returned ${links.length} result link(s), expected ${want}`);
     const files: OutputFile[] = [];
     try {
-      for (const [i, url] of links.slice(0, want).entries()) files.push(await this.fetch(url, `${job.taskId}-${i + 1}`, FALLBACK_MIME[job.kind]));
+      for (const [i, url] of links.slice(0, want).entries()) files.push(await this.fetch(url, `${job.taskId}-${i + 1}`, OUTPUT_OF_KIND[job.kind].mime));
     } catch (e) {
       await Promise.all(files.map((f) => rm(f.path, { force: true })));
       throw e;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { OUTPUT_OF_KIND, type DemoRecipe, type DemoRole } from '../../catalog/index.js';
 import type { Clock } from '../../clock.js';
 import { MediaError, lastFrame } from '../../media/index.js';
 import { BackendFailure, type Backend, type BackendJob, type BackendOutput, type BackendStatus, type CancelOutcome, type OutputFile } from '../types.js';
@@ -18,7 +19,20 @@ export interface LocalOptions {
   fail: string;
   /** Folder for rendered files, reused for equal parameters. */
   cacheDir: string;
+  /** The demo recipe of a model (which inputs the render reads); the fields of the default names when absent. */
+  recipe?: (model: string) => DemoRecipe | undefined;
 }
+
+/** The inputs read when a model has no recipe (the field names of the shipped models). */
+const DEFAULT_RECIPE: Required<DemoRecipe> = {
+  prompt: 'prompt',
+  seconds: 'duration',
+  size: 'resolution',
+  aspect: 'aspect_ratio',
+  format: 'output_format',
+  sound: 'generate_audio',
+  lastFrame: 'return_last_frame',
+};
 
 /** While generating, progress is reported about this often (a person polling sees it move). */
 const PROGRESS_TICK_MS = 1_000;
@@ -89,30 +103,34 @@ export class LocalBackend implements Backend {
   private async render(job: BackendJob): Promise<BackendOutput> {
     if (faultOf(job.input, this.options.fail) === 'garbage') return this.garbage();
     const input = job.input;
+    const recipe = { ...DEFAULT_RECIPE, ...this.options.recipe?.(job.model) };
+    const of = (role: DemoRole) => input[recipe[role]];
     const seed = num(input.seed);
-    const prompt = str(input.prompt) ?? str(input.title) ?? '';
-    if (job.kind === 'image') {
-      const format = input.output_format === 'jpeg' ? 'jpeg' : 'png';
-      const params = { aspectRatio: str(input.aspect_ratio), sizeClass: str(input.resolution), format, seed, prompt } as const;
+    const prompt = str(of('prompt')) ?? str(input.title) ?? '';
+    const output = OUTPUT_OF_KIND[job.kind];
+    if (output.media === 'image') {
+      const format = of('format') === 'jpeg' ? 'jpeg' : 'png';
+      const params = { aspectRatio: str(of('aspect')), sizeClass: str(of('size')), format, seed, prompt } as const;
       const file = await this.cached(job.taskId, 'image', params, format === 'png' ? 'png' : 'jpg', (dst) => renderImage(params, dst));
       return { files: [{ path: file, mime: format === 'png' ? 'image/png' : 'image/jpeg' }] };
     }
-    if (job.kind === 'music') {
-      const seconds = num(input.duration) ?? AUTO_SONG_SECONDS;
+    if (output.media === 'audio') {
+      const seconds = num(of('seconds')) ?? AUTO_SONG_SECONDS;
       const params = { seconds, seed, prompt };
       const key = renderKey('tracks', params);
       const dst = [path.join(this.options.cacheDir, `${key}-1.mp3`), path.join(this.options.cacheDir, `${key}-2.mp3`)] as const;
       // Each track lands whole (renderTracks writes atomically); a cache hit needs both.
       await this.once(job.taskId, key, dst, (signal) => renderTracks(params, dst, signal));
-      return { files: dst.map((p) => ({ path: p, mime: 'audio/mpeg' })), durationSeconds: seconds };
+      // Two tracks are rendered (they differ whatever the seed); a kind with one file per run takes the first.
+      return { files: dst.slice(0, output.files).map((p) => ({ path: p, mime: 'audio/mpeg' })), durationSeconds: seconds };
     }
-    const seconds = this.videoSeconds(job, seed, prompt);
-    const container = input.output_format === 'mov' ? 'mov' : 'mp4';
+    const seconds = this.videoSeconds(job, num(of('seconds')), seed, prompt);
+    const container = of('format') === 'mov' ? 'mov' : 'mp4';
     const params = {
-      resolution: str(input.resolution) ?? '720p',
-      aspectRatio: str(input.aspect_ratio),
+      resolution: str(of('size')) ?? '720p',
+      aspectRatio: str(of('aspect')),
       seconds,
-      withAudio: input.generate_audio !== false,
+      withAudio: of('sound') !== false,
       seed,
       prompt,
       container,
@@ -122,7 +140,7 @@ export class LocalBackend implements Backend {
       files: [{ path: video, mime: container === 'mov' ? 'video/quicktime' : 'video/mp4' }],
       durationSeconds: seconds,
     };
-    if (input.return_last_frame === true) {
+    if (of('lastFrame') === true) {
       const frame = await this.cached(job.taskId, 'last-frame', params, 'png', (dst, signal) =>
         writeAtomically(dst, (tmp) => lastFrame(video, tmp, { signal })),
       );
@@ -147,14 +165,14 @@ export class LocalBackend implements Backend {
   }
 
   /** Length of the video: the clip's length in edit mode, a seeded length when automatic, else the duration. */
-  private videoSeconds(job: BackendJob, seed: number | undefined, prompt: string): number {
+  private videoSeconds(job: BackendJob, duration: number | undefined, seed: number | undefined, prompt: string): number {
     const { input, media } = job;
     const clips = Array.isArray(input.video_urls) ? (input.video_urls as string[]) : [];
     if (input.video_mode === 'edit' && clips[0]) {
       const fact = Object.hasOwn(media, clips[0]) ? media[clips[0]] : undefined;
       if (fact?.seconds) return fact.seconds;
     }
-    if (typeof input.duration === 'number') return input.duration;
+    if (duration !== undefined) return duration;
     const [min, max] = AUTO_VIDEO_SECONDS;
     return min + Math.floor(seededRandom(effectiveSeed(seed, prompt))() * (max - min + 1));
   }

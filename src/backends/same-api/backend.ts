@@ -1,3 +1,4 @@
+import { OUTPUT_OF_KIND } from '../../catalog/index.js';
 import type { Files } from '../../files/index.js';
 import { NetError } from '../../net/index.js';
 import { applyMap, cancelOutcome, fetchResult, transient } from '../upstream/util.js';
@@ -24,7 +25,6 @@ export interface SameApiOptions extends UpstreamOptions {
 const REMEMBERED_TASKS = 1000;
 /** GenGate's refusal of a known Idempotency-Key with another body (src/tasks/idempotency.ts) names the bound task. */
 const BOUND_TASK = /^Idempotency-Key "?gengate-[^ ]* was already used with a different request body .*\(task ([A-Za-z0-9_-]{1,200})\)/;
-const FILE_MIME = { image: 'image/png', video: 'video/mp4', music: 'audio/mpeg' } as const;
 
 /**
  * Another service speaking the API of SPEC.md (another GenGate, or the original service):
@@ -103,10 +103,11 @@ export class SameApiBackend implements Backend {
     const task = this.done.take(ref) ?? (await this.record(ref));
     if (task.state !== 'success') throw new Error(`the upstream task is ${String(task.state)}, not success`);
     const { urls, duration } = resultLinks(task.resultJson);
-    const want = job.kind === 'music' ? 2 : 1;
+    const want = OUTPUT_OF_KIND[job.kind].files;
     if (urls.length !== want) throw new BackendFailure('internal', `the upstream returned ${urls.length} result link(s), expected ${want}`);
     const out: OutputFile[] = [];
-    for (const [i, url] of urls.entries()) out.push(await fetchResult(this.opts.http, url, this.opts.tmpDir, `${job.taskId}-${i + 1}`, FILE_MIME[job.kind]));
+    for (const [i, url] of urls.entries())
+      out.push(await fetchResult(this.opts.http, url, this.opts.tmpDir, `${job.taskId}-${i + 1}`, OUTPUT_OF_KIND[job.kind].mime));
     const last =
       typeof task.lastFrameUrl === 'string' && task.lastFrameUrl
         ? await fetchResult(this.opts.http, task.lastFrameUrl, this.opts.tmpDir, `${job.taskId}-frame`, 'image/png')

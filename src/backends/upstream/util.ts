@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
+import { OUTPUT_OF_KIND } from '../../catalog/index.js';
 import { ConfigError } from '../../config.js';
 import { NetError } from '../../net/index.js';
 import { BackendFailure, type BackendJob, type CancelOutcome, type FailKind, type OutputFile } from '../types.js';
@@ -117,19 +118,16 @@ export async function fetchAll(
   }
 }
 
-/** The type a result is stored as when the upstream names none; the engine sniffs the real one anyway. */
-const FALLBACK_MIME = { image: 'image/png', video: 'video/mp4', music: 'audio/mpeg' } as const;
-
 /**
  * Downloads the files a finished upstream job lists: the two tracks of a song, else the first file.
  * No file at all is a definite failure (`emptyMessage` says it in the provider's words).
  */
 export async function fetchOutputs(http: UpstreamHttp, job: BackendJob, links: readonly string[], tmpDir: string, emptyMessage: string): Promise<OutputFile[]> {
   if (links.length === 0) throw new BackendFailure('generation', emptyMessage);
-  const wanted = job.kind === 'music' ? links.slice(0, 2) : links.slice(0, 1);
+  const wanted = links.slice(0, OUTPUT_OF_KIND[job.kind].files);
   return fetchAll(
     http,
-    wanted.map((url, i) => ({ url, label: `${job.taskId}-${i + 1}`, mime: FALLBACK_MIME[job.kind] })),
+    wanted.map((url, i) => ({ url, label: `${job.taskId}-${i + 1}`, mime: OUTPUT_OF_KIND[job.kind].mime })),
     tmpDir,
   );
 }
