@@ -63,6 +63,7 @@ export const configSchema = z
       .describe('a whole number of bytes from 1024 to 67108864'),
     FIRST_RUN_ACCOUNT: flag(true),
     GENGATE_CATALOG: z.string().min(1).optional(),
+    GENGATE_MODELS: z.string().min(1).optional(),
     REDIS_URL: z
       .string()
       .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')

@@ -5,7 +5,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { AppError } from './errors.js';
 import { openCore, StartError, type Core } from './core.js';
 import { systemClock } from './clock.js';
-import { addAdminCommands, addMemberCommands, addMoneyCommands, loadServe } from './cli/index.js';
+import { addAdminCommands, addMemberCommands, addModelsCommands, addMoneyCommands, loadServe } from './cli/index.js';
 import { migrate } from './store/index.js';
 import { openDatabase } from './store/index.js';
 import { SecretKeyMissing } from './secrets/index.js';
@@ -98,6 +98,11 @@ program
 addAdminCommands(program, run, (text) => process.stdout.write(`${text}\n`));
 addMemberCommands(program, run, (text) => process.stdout.write(`${text}\n`));
 addMoneyCommands(program, run, (text) => process.stdout.write(`${text}\n`));
+addModelsCommands(
+  program,
+  (text) => process.stdout.write(`${text}\n`),
+  (text) => process.stderr.write(`${text}\n`),
+);
 
 /**
  * The client commands (run, tasks, upload, balance, login; docs/cli.md, decision 2200) belong to the

@@ -1,4 +1,5 @@
 import { limitsOf, priceDisplay, priceRules } from './describe.js';
+import { howtoSections } from './doc-howto.js';
 import { mappingWords } from './mapping.js';
 import { EDIT_MIN_SECONDS } from './media.js';
 import type { Catalog, ModelDef } from './types.js';
@@ -109,11 +110,14 @@ export function renderModelsDoc(catalog: Catalog): string {
   return [
     '# Models',
     '',
-    '<!-- Generated from src/catalog by `npm run docs:models`. Do not edit by hand; a test fails when this file is stale. -->',
+    '<!-- Generated from catalog/ and src/catalog by `npm run docs:models`. Do not edit by hand; a test fails when this file is stale. -->',
     '',
-    'Every model GenGate ships, with its input fields, defaults, rules, media limits and list prices. Operators may change prices, disable models and add aliases (with input mappings) with a catalog file (`GENGATE_CATALOG`, see docs/backends.md); the kie.ai model ids are aliases with input mappings by default (docs/decisions/0400); `GET /api/v1/models` and `GET /v1/pricing` always show the prices in force.',
+    'Every model GenGate ships, with its input fields, defaults, rules, media limits and list prices, compiled from the definition files of `catalog/`. Operators add or replace models with their own definition files (`GENGATE_MODELS`, below), and change prices, disable models and add aliases (with input mappings) with a catalog file (`GENGATE_CATALOG`, see docs/backends.md); the kie.ai model ids are aliases with input mappings by default (docs/decisions/0400); `GET /api/v1/models` and `GET /v1/pricing` always show the prices in force.',
     '',
     'Common to all inputs: unknown fields are refused by name; `null`, `""` and blank text count as not sent; numbers may be sent as text and text values as numbers where the meaning is clear (`duration: 5` or `"5"`); `true`/`false` may be sent as text; choices match regardless of case.',
+    '',
+    ...howtoSections(catalog),
+    '## The shipped models',
     '',
     '| Model | Kind | Unit | Price (USD) |',
     '|---|---|---|---|',

@@ -19,10 +19,33 @@ function quoted(values: readonly (string | number)[]): string {
   return values.map((v) => (typeof v === 'string' ? `"${v}"` : String(v))).join(', ');
 }
 
-/** Assembles a field: the default goes on the schema too, the description on both. */
-function field(allowed: string, schema: z.ZodType, opts: { default?: unknown; description: string }, read: FieldDef['read']): FieldDef {
-  const withDefault = opts.default === undefined ? schema : schema.default(opts.default as never);
-  return { allowed, description: opts.description, default: opts.default, schema: withDefault.describe(opts.description), read };
+/**
+ * Assembles a field: the default goes on the schema too, the description on both. The zod schema is
+ * made on first use (`/models`, docs), not when a catalog is compiled: most fields of a large catalog
+ * are never described, and making the schemas was most of the compile time. `extra` are kept as is.
+ */
+function field<E extends object = object>(
+  allowed: string,
+  schema: () => z.ZodType,
+  opts: { default?: unknown; description: string },
+  read: FieldDef['read'],
+  extra?: E,
+): FieldDef & E {
+  let made: z.ZodType | undefined;
+  return {
+    ...(extra as E),
+    allowed,
+    description: opts.description,
+    default: opts.default,
+    read,
+    get schema() {
+      if (!made) {
+        const base = schema();
+        made = (opts.default === undefined ? base : base.default(opts.default as never)).describe(opts.description);
+      }
+      return made;
+    },
+  };
 }
 
 const isAutoText = (value: unknown) => typeof value === 'string' && value.trim().toLowerCase() === 'auto';
@@ -30,15 +53,20 @@ const isAutoText = (value: unknown) => typeof value === 'string' && value.trim()
 /** Free text of up to `max` characters (numbers are taken as their text). */
 export function text(opts: { max: number; description: string }): FieldDef {
   const allowed = `a text of up to ${opts.max} characters`;
-  return field(allowed, z.string().max(opts.max), opts, (value, where) => {
-    const s = typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
-    if (typeof s !== 'string') throw refusal(where, allowed, value);
-    const count = characterCount(s, opts.max);
-    if (count > opts.max) {
-      throw Errors.invalid(`${where.path} must be ${allowed} for ${where.model} (got a text of ${count} characters)`);
-    }
-    return s;
-  });
+  return field(
+    allowed,
+    () => z.string().max(opts.max),
+    opts,
+    (value, where) => {
+      const s = typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
+      if (typeof s !== 'string') throw refusal(where, allowed, value);
+      const count = characterCount(s, opts.max);
+      if (count > opts.max) {
+        throw Errors.invalid(`${where.path} must be ${allowed} for ${where.model} (got a text of ${count} characters)`);
+      }
+      return s;
+    },
+  );
 }
 
 /**
@@ -51,12 +79,17 @@ export function choice<const V extends string>(
 ): FieldDef {
   const allowed = `one of ${quoted(values)}`;
   const byLower = new Map<string, V>([...values.map((v): [string, V] => [v.toLowerCase(), v]), ...Object.entries(opts.same ?? {})]);
-  return field(allowed, z.enum(values), opts, (value, where) => {
-    const s = typeof value === 'number' ? String(value) : value;
-    const hit = typeof s === 'string' ? byLower.get(s.trim().toLowerCase()) : undefined;
-    if (hit === undefined) throw refusal(where, allowed, value);
-    return hit;
-  });
+  return field(
+    allowed,
+    () => z.enum(values),
+    opts,
+    (value, where) => {
+      const s = typeof value === 'number' ? String(value) : value;
+      const hit = typeof s === 'string' ? byLower.get(s.trim().toLowerCase()) : undefined;
+      if (hit === undefined) throw refusal(where, allowed, value);
+      return hit;
+    },
+  );
 }
 
 /**
@@ -66,8 +99,10 @@ export function choice<const V extends string>(
 export function whole(opts: { min: number; max: number; only?: readonly number[]; auto?: boolean; default?: number; description: string }): FieldDef {
   const range = opts.only ? `one of ${quoted(opts.only)}` : `a whole number from ${opts.min} to ${opts.max}`;
   const allowed = opts.auto ? `${range}, "auto" or -1` : range;
-  let schema: z.ZodType = opts.only ? z.literal(opts.only as [number, ...number[]]) : z.int().min(opts.min).max(opts.max);
-  if (opts.auto) schema = z.union([schema, z.literal('auto')]);
+  const schema = () => {
+    const numeric: z.ZodType = opts.only ? z.literal(opts.only as [number, ...number[]]) : z.int().min(opts.min).max(opts.max);
+    return opts.auto ? z.union([numeric, z.literal('auto')]) : numeric;
+  };
   return field(allowed, schema, opts, (value, where) => {
     const n = numberFrom(value);
     if (opts.auto && (n === -1 || isAutoText(value))) return 'auto';
@@ -83,21 +118,16 @@ export function whole(opts: { min: number; max: number; only?: readonly number[]
 /** true or false (also as the text "true"/"false"). */
 export function flag(opts: { default?: boolean; description: string }): FieldDef {
   const allowed = 'true or false';
-  return field(allowed, z.boolean(), opts, (value, where) => {
-    const b = boolFrom(value);
-    if (b === null) throw refusal(where, allowed, value);
-    return b;
-  });
-}
-
-/** The common `seed`: -1 (random, also what empty means) to 4294967295. */
-export function seed(): FieldDef {
-  return whole({
-    min: -1,
-    max: 4_294_967_295,
-    default: -1,
-    description: 'Integer from -1 to 4294967295; empty or -1 means random. The same seed and prompt give a similar result.',
-  });
+  return field(
+    allowed,
+    () => z.boolean(),
+    opts,
+    (value, where) => {
+      const b = boolFrom(value);
+      if (b === null) throw refusal(where, allowed, value);
+      return b;
+    },
+  );
 }
 
 /**
@@ -107,8 +137,7 @@ export function seed(): FieldDef {
 export function decimal(opts: { min: number; max: number; step?: number; auto?: boolean; default?: number; description: string }): FieldDef {
   const range = `a number from ${opts.min} to ${opts.max}${opts.step === undefined ? '' : ` in steps of ${opts.step}`}`;
   const allowed = opts.auto ? `"auto" or ${range}` : range;
-  const number = z.number().min(opts.min).max(opts.max);
-  const schema = opts.auto ? z.union([z.literal('auto'), number]) : number;
+  const schema = () => (opts.auto ? z.union([z.literal('auto'), z.number().min(opts.min).max(opts.max)]) : z.number().min(opts.min).max(opts.max));
   const bounds = [exactDecimal(opts.min)!, exactDecimal(opts.max)!, exactDecimal(opts.step ?? 1)!];
   return field(allowed, schema, opts, (value, where) => {
     if (opts.auto && isAutoText(value)) return 'auto';
@@ -126,16 +155,27 @@ export function decimal(opts: { min: number; max: number; step?: number; auto?: 
 /** A task id (of a finished draft): 1 to 128 visible characters. */
 export function taskId(description: string): FieldDef {
   const allowed = 'a task id (1 to 128 characters, no spaces)';
-  return field(allowed, z.string().min(1).max(128), { description }, (value, where) => {
-    if (typeof value !== 'string' || !/^[\x21-\x7e]{1,128}$/.test(value)) throw refusal(where, allowed, value);
-    return value;
-  });
+  return field(
+    allowed,
+    () => z.string().min(1).max(128),
+    { description },
+    (value, where) => {
+      if (typeof value !== 'string' || !/^[\x21-\x7e]{1,128}$/.test(value)) throw refusal(where, allowed, value);
+      return value;
+    },
+  );
 }
 
 /** One media link (a frame); `where.links` carries the service's upload address. */
 export function link(rules: LinkRules, description: string): FieldDef & { readonly rules: LinkRules } {
   const allowed = linkAllowed(rules);
-  return { rules, ...field(allowed, z.string().max(MAX_LINK_LENGTH), { description }, (value, where) => checkLink(value, rules, where, where.links ?? {})) };
+  return field(
+    allowed,
+    () => z.string().max(MAX_LINK_LENGTH),
+    { description },
+    (value, where) => checkLink(value, rules, where, where.links ?? {}),
+    { rules },
+  );
 }
 
 /** A list of media links of one kind, at most `max` (and at least `min` when sent). */
@@ -146,7 +186,7 @@ export function links(
   const min = opts.min ?? 0;
   const count = min > 0 ? `${min} to ${opts.max}` : `up to ${opts.max}`;
   const allowed = `a list of ${count} links, each ${linkAllowed(rules)}`;
-  const schema = z.array(z.string().max(MAX_LINK_LENGTH)).min(min).max(opts.max);
+  const schema = () => z.array(z.string().max(MAX_LINK_LENGTH)).min(min).max(opts.max);
   const read: FieldDef['read'] = (value, where) => {
     if (!Array.isArray(value)) throw refusal(where, allowed, value);
     if (value.length > opts.max || value.length < min) {
@@ -157,5 +197,5 @@ export function links(
     }
     return value as string[];
   };
-  return { rules, max: opts.max, ...field(allowed, schema, opts, read) };
+  return field(allowed, schema, opts, read, { rules, max: opts.max });
 }

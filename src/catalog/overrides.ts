@@ -3,6 +3,7 @@ import { ConfigError, readJsonFile, type Config } from '../config.js';
 import { makeCatalog } from './catalog.js';
 import { parseInputMap, withAlias } from './mapping.js';
 import { DEFAULT_MODELS } from './defaults.js';
+import { problemText, readDefinitions } from './definitions.js';
 import { checkRouteNames, parseRoutes } from './routes.js';
 import type { Catalog, ModelDef, PriceRule } from './types.js';
 
@@ -10,7 +11,8 @@ import type { Catalog, ModelDef, PriceRule } from './types.js';
  * The operator's catalog file (GENGATE_CATALOG): per model, `enabled`, extra `aliases` (names, or
  * `{"name", "input"}` with an input mapping, src/catalog/mapping.ts), `price`
  * (a USD amount for flat prices, or an object of tiers such as {"720p": "0.30"}),
- * `price_with_client_video` (tiers) and `routes` (src/catalog/routes.ts). Input schemas stay code; the file only edits data.
+ * `price_with_client_video` (tiers) and `routes` (src/catalog/routes.ts). Inputs are changed with definition files
+ * (GENGATE_MODELS, docs/models.md); this file edits prices, switches, aliases and routes of any model, shipped or not.
  * Anything unknown or wrong stops the start with a message naming the file, the model and the field.
  */
 
@@ -25,8 +27,8 @@ function isObject(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** Builds the catalog from the defaults and an already parsed override object; throws ConfigError naming the field. */
-export function buildCatalog(overrides: unknown = {}, source = 'catalog overrides'): Catalog {
+/** Builds the catalog from `base` (the shipped models) and an already parsed override object; throws ConfigError naming the field. */
+export function buildCatalog(overrides: unknown = {}, source = 'catalog overrides', base: readonly ModelDef[] = DEFAULT_MODELS): Catalog {
   const fail = (where: string, why: string) => new ConfigError(`${source}: ${where}: ${why}`);
   if (!isObject(overrides)) throw fail('(top level)', 'must be a JSON object like {"models": {...}}');
   for (const key of Object.keys(overrides)) {
@@ -34,17 +36,17 @@ export function buildCatalog(overrides: unknown = {}, source = 'catalog override
   }
   const edits = overrides.models ?? {};
   if (!isObject(edits)) throw fail('models', 'must be an object keyed by model id');
-  const defaults = makeCatalog(DEFAULT_MODELS, source);
+  const defaults = makeCatalog(base, source);
   const changed = new Map<string, ModelDef>();
   for (const [name, edit] of Object.entries(edits)) {
     const at = `models.${JSON.stringify(name)}`;
     const model = defaults.find(name);
-    if (!model) throw fail(at, `unknown model; known: ${DEFAULT_MODELS.map((m) => m.id).join(', ')}`);
+    if (!model) throw fail(at, `unknown model; known: ${base.map((m) => m.id).join(', ')}`);
     if (changed.has(model.id)) throw fail(at, `${model.id} is edited twice (by id and by alias)`);
     if (!isObject(edit)) throw fail(at, 'must be an object');
     changed.set(model.id, applyEdit(model, edit, at, fail));
   }
-  const models = DEFAULT_MODELS.map((m) => changed.get(m.id) ?? m);
+  const models = base.map((m) => changed.get(m.id) ?? m);
   checkRouteNames(models, fail);
   return makeCatalog(models, source);
 }
@@ -112,10 +114,30 @@ function tiers(
   return out;
 }
 
-/** Loads the catalog at start: defaults, plus the GENGATE_CATALOG file when set. Throws ConfigError naming the file. */
-export function loadCatalog(config: Pick<Config, 'GENGATE_CATALOG'>): Catalog {
+/**
+ * The shipped models with the operator's definition files (GENGATE_MODELS, a file or a folder): a
+ * definition with a shipped id replaces that model in place, others come after in file name order.
+ * Any problem stops the start with every file:line and reason (the catalog in use stays as it was).
+ */
+export function withDefinitions(target: string | undefined, base: readonly ModelDef[] = DEFAULT_MODELS): readonly ModelDef[] {
+  if (!target) return base;
+  let read: ReturnType<typeof readDefinitions>;
+  try {
+    read = readDefinitions(target);
+  } catch (e) {
+    throw new ConfigError(`GENGATE_MODELS: cannot read ${target}: ${(e as Error).message}`);
+  }
+  if (read.problems.length > 0) throw new ConfigError(`GENGATE_MODELS ${target}:\n${read.problems.map(problemText).join('\n')}`);
+  const mine = new Map(read.models.map((m) => [m.id, m]));
+  const replaced = base.map((m) => mine.get(m.id) ?? m);
+  return [...replaced, ...read.models.filter((m) => !base.some((b) => b.id === m.id))];
+}
+
+/** Loads the catalog at start: defaults, GENGATE_MODELS definitions, then the GENGATE_CATALOG overrides. Throws ConfigError naming the file. */
+export function loadCatalog(config: Pick<Config, 'GENGATE_CATALOG' | 'GENGATE_MODELS'>): Catalog {
+  const base = withDefinitions(config.GENGATE_MODELS);
   const file = config.GENGATE_CATALOG;
-  if (!file) return buildCatalog({}, 'catalog');
+  if (!file) return buildCatalog({}, config.GENGATE_MODELS ? `GENGATE_MODELS ${config.GENGATE_MODELS}` : 'catalog', base);
   const parsed = readJsonFile(file, 'GENGATE_CATALOG');
-  return buildCatalog(parsed, `GENGATE_CATALOG ${file}`);
+  return buildCatalog(parsed, `GENGATE_CATALOG ${file}`, base);
 }

@@ -1,0 +1,62 @@
+import { NAMED_RULES } from './named-rules.js';
+import type { Catalog } from './types.js';
+
+/** The parts of docs/models.md about writing definitions: the how-to, and every use of the extension point (generated, so it cannot miss one). */
+
+const HOWTO = `## Add a model in five minutes
+
+Every model is a definition file: YAML (or JSON) checked against [docs/model-definition.schema.json](model-definition.schema.json) (decision 3300). The shipped ones are in \`catalog/\`; copy the closest one. An operator's own files go in a folder named by \`GENGATE_MODELS\`: a file with a shipped id replaces that model, others are added. \`GENGATE_CATALOG\` still edits prices, switches, aliases and routes of any model on top.
+
+1. Write \`models/my-model.yaml\`:
+
+   \`\`\`yaml
+   id: acme/text-to-image
+   title: Acme Image
+   kind: image              # image, video, audio, music or speech
+   description: Text to image at 1K or 2K.
+   inputs:
+     prompt: { type: text, max: 4000, required: true, description: What the image shows. }
+     resolution: { type: choice, values: [1K, 2K], default: 1K, description: Size class. }
+     aspect_ratio: { type: choice, values: ['1:1', '16:9', '9:16'], default: '1:1', description: Aspect ratio. }
+     seed: { type: integer, min: -1, max: 4294967295, default: -1, description: -1 is random., advanced: true }
+   price:
+     unit: image            # run, image, second (of the result) or characters (per: {field, block})
+     by: resolution         # one enum field, or a list for a table: [resolution, duration]
+     rates: { 1K: "0.030", 2K: "0.045" }
+   aliases:
+     - name: acme-image-v1  # a plain alias; with input: {sent_name: field} it maps another API's names
+   routes:
+     - { backend: fal, model: acme/image, key_env: FAL_KEY }
+     - { backend: local }
+   \`\`\`
+
+2. \`gengate models check models/\`: every problem is one line \`file:line: where: reason\`; a price that misses a valid value is refused (\`price.rates: has no rate for resolution "2K"\`).
+3. Set \`GENGATE_MODELS=models/\` and restart; \`GET /api/v1/models\`, \`/v1/pricing\`, the calculator, the OpenAPI document and MCP show it at once.
+
+**Inputs.** \`text\` (max), \`choice\` (values, same: other spellings), \`integer\` (min, max, only, auto: "auto" and -1), \`number\` (min, max, step, auto), \`boolean\`, \`task\` (a draft's id), \`media\` (accepts image, video or audio; count {min, max} for a list; formats, link_formats, assets, upload_mb; seconds {each, total} and alone for clips). Every input has a description; \`required\`, \`default\` and the form hints \`label\`, \`help\`, \`group\` (of \`form.groups\`), \`advanced\`, \`visible_when\` are optional. Some names carry meaning the engine relies on: \`duration\` (seconds billed), \`resolution\` (draft flow), \`video_mode\`, \`first_frame_url\` and \`last_frame_url\` (frames), \`video_urls\` and \`audio_urls\` (the only clip lists: trimmed and billed by these names), \`trim_video_to\`, \`trim_to_duration\`, \`auto_trim\`, \`web_search\` (\`tools\`), \`aspect_ratio\` (\`size\`).
+
+**Rules** (checked after every field, in order): \`{required: f, unless_given: [g], when: {h: value}, because: words}\`; \`{field: f, requires: [g]}\` (only together); \`{field: f, excludes: [g]}\` or \`excludes: {h: value}\`; \`{fields: [f], only_when: {h: value}}\` (a value equal to the default counts as not sent); \`{field: mode, needs: {edit: {one_of: [video_urls], noun: clip}}}\`; \`{named: NAME}\` for what data cannot say (below).
+
+**Prices.** \`rate\` (flat) or \`by\` + \`rates\` (nested for several fields), \`same_as\` (a value priced as another), \`with_client_video\` (per-second rates when clips are supplied; their seconds are billed), \`per\` (quantity from a field), \`auto_length\` (seconds charged for duration "auto", the rest refunded), and \`draft\` (draft and final resolutions). Amounts are USD text; the price is rounded up to 0.001 USD.
+
+**Other parts.** \`hints\` (words for refusals of names a client may send by mistake), \`demo\` (which inputs the local backend renders from), \`openai\` (how OpenAI's \`/v1/images\`, \`/v1/videos\` and \`/v1/audio/speech\` parameters map onto the inputs: a field, \`{to, values}\`, \`{set: {value: {field: value}}}\`, \`{ignore: [values]}\`, \`{instead: field}\`), \`enabled\`.
+`;
+
+/** The how-to and the extension point with every model that uses each named rule. */
+export function howtoSections(catalog: Catalog): string[] {
+  const uses = [...NAMED_RULES].map(([name, rule]) => {
+    const models = catalog.models.filter((m) => m.rules.includes(rule)).map((m) => `\`${m.id}\``);
+    return `| \`${name}\` | ${models.join(', ') || '(none)'} | ${rule.fields.map((f) => `\`${f}\``).join(', ')} | ${rule.why} |`;
+  });
+  return [
+    HOWTO,
+    '## Extension points',
+    '',
+    'A rule that data cannot say is written in code under a name (`src/catalog/named-rules.ts`) and used from a definition as `{named: NAME}` (decision 3301). Every one, and every model that uses it:',
+    '',
+    '| Named rule | Used by | Reads | Why it is code |',
+    '|---|---|---|---|',
+    ...uses,
+    '',
+  ];
+}
