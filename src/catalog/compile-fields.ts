@@ -40,31 +40,16 @@ function buildField(name: string, spec: FieldSpec, at: string, fail: Fail): Fiel
         if (!values.includes(v)) throw fail(`${at}.same.${k}`, `must be one of the values (got ${JSON.stringify(v)})`);
       return choice(values, { ...withDefault(spec.default), description, ...(spec.same ? { same: spec.same } : {}) });
     }
-    case 'integer': {
-      if (spec.min > spec.max) throw fail(`${at}.min`, `must not be above max (${spec.max})`);
-      const bad = spec.only?.find((n) => n < spec.min || n > spec.max);
-      if (bad !== undefined) throw fail(`${at}.only`, `lists ${bad}, outside min..max (${spec.min} to ${spec.max})`);
-      const field = whole({
-        min: spec.min,
-        max: spec.max,
-        ...(spec.only ? { only: spec.only } : {}),
-        ...(spec.auto ? { auto: true } : {}),
-        ...withDefault(spec.default),
-        description,
-      });
-      if (spec.default !== undefined) checkDefault(field, name, spec.default, at, fail);
-      return field;
-    }
+    case 'integer':
     case 'number': {
       if (spec.min > spec.max) throw fail(`${at}.min`, `must not be above max (${spec.max})`);
-      const field = decimal({
-        min: spec.min,
-        max: spec.max,
-        ...(spec.step ? { step: spec.step } : {}),
-        ...(spec.auto ? { auto: true } : {}),
-        ...withDefault(spec.default),
-        description,
-      });
+      const common = { min: spec.min, max: spec.max, ...(spec.auto ? { auto: true } : {}), ...withDefault(spec.default), description };
+      let field: FieldDef;
+      if (spec.type === 'integer') {
+        const bad = spec.only?.find((n) => n < spec.min || n > spec.max);
+        if (bad !== undefined) throw fail(`${at}.only`, `lists ${bad}, outside min..max (${spec.min} to ${spec.max})`);
+        field = whole({ ...common, ...(spec.only ? { only: spec.only } : {}) });
+      } else field = decimal({ ...common, ...(spec.step ? { step: spec.step } : {}) });
       if (spec.default !== undefined) checkDefault(field, name, spec.default, at, fail);
       return field;
     }

@@ -89,7 +89,7 @@ function compileDraft(def: Definition, fail: Fail): DraftRules | undefined {
 }
 
 /** The field each demo role reads when the definition names none. */
-const DEMO_DEFAULTS: Readonly<Record<DemoRole, string>> = {
+export const DEMO_DEFAULTS: Readonly<Record<DemoRole, string>> = {
   prompt: 'prompt',
   seconds: 'duration',
   size: 'resolution',
@@ -157,12 +157,14 @@ export function compileDefinition(def: Definition, fail: Fail, source?: string):
     ...(draft ? { draft } : {}),
     hints,
     enabled: def.enabled ?? true,
-    routes: def.routes ? parseRoutes(def.routes, 'routes', fail) : [{ backend: 'local' }],
+    routes: [{ backend: 'local' }],
     form: compileForm(def, fields, fail),
     demo: demoRecipe(def, fields, fail),
     ...(def.openai ? { openai: checkOpenAi(def.openai, fields, fail) } : {}),
     ...(source ? { source } : {}),
   };
   const withRules: ModelDef = { ...model, rules: compileRules(def, fields, model, fail) };
-  return addAliases(withRules, def, fail);
+  // Routes last: the route parser checks a route's input limits against the model's fields (issue 36).
+  const routed: ModelDef = def.routes ? { ...withRules, routes: parseRoutes(def.routes, 'routes', fail) } : withRules;
+  return addAliases(routed, def, fail);
 }

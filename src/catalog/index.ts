@@ -52,3 +52,4 @@ export { ModelSwitches, type ModelSwitchView } from './switches.js';
 export { readDefinition, readDefinitions, definitionFiles, problemText, DefinitionError, type DefinitionProblem } from './definitions.js';
 export { definitionJsonSchema, type Definition } from './format.js';
 export { NAMED_RULES, type NamedRule } from './named-rules.js';
+export { DEMO_DEFAULTS } from './compile.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { OUTPUT_OF_KIND, type DemoRecipe, type DemoRole } from '../../catalog/index.js';
+import { DEMO_DEFAULTS, OUTPUT_OF_KIND, type DemoRecipe, type DemoRole } from '../../catalog/index.js';
 import type { Clock } from '../../clock.js';
 import { MediaError, lastFrame } from '../../media/index.js';
 import { BackendFailure, type Backend, type BackendJob, type BackendOutput, type BackendStatus, type CancelOutcome, type OutputFile } from '../types.js';
@@ -22,17 +22,6 @@ export interface LocalOptions {
   /** The demo recipe of a model (which inputs the render reads); the fields of the default names when absent. */
   recipe?: (model: string) => DemoRecipe | undefined;
 }
-
-/** The inputs read when a model has no recipe (the field names of the shipped models). */
-const DEFAULT_RECIPE: Required<DemoRecipe> = {
-  prompt: 'prompt',
-  seconds: 'duration',
-  size: 'resolution',
-  aspect: 'aspect_ratio',
-  format: 'output_format',
-  sound: 'generate_audio',
-  lastFrame: 'return_last_frame',
-};
 
 /** While generating, progress is reported about this often (a person polling sees it move). */
 const PROGRESS_TICK_MS = 1_000;
@@ -103,7 +92,7 @@ export class LocalBackend implements Backend {
   private async render(job: BackendJob): Promise<BackendOutput> {
     if (faultOf(job.input, this.options.fail) === 'garbage') return this.garbage();
     const input = job.input;
-    const recipe = { ...DEFAULT_RECIPE, ...this.options.recipe?.(job.model) };
+    const recipe = { ...DEMO_DEFAULTS, ...this.options.recipe?.(job.model) };
     const of = (role: DemoRole) => input[recipe[role]];
     const seed = num(input.seed);
     const prompt = str(of('prompt')) ?? str(input.title) ?? '';
