@@ -85,6 +85,7 @@ export function buildRouteBackends(catalog: Catalog, deps: RegistryDeps, source 
           ...(route.map ? { map: route.map } : {}),
           ...(route.uploadUrl ? { uploadUrl: route.uploadUrl } : {}),
           ...(route.minCredit !== undefined ? { minCredit: route.minCredit } : {}),
+          ...(route.asIs ? { asIs: true } : {}),
           ...(deps.due ? { due: deps.due } : {}),
         }),
       );

@@ -9,6 +9,12 @@ import { PRICE_KEY_JOIN, type PriceRule } from './types.js';
  * its enums and ranges is refused at load, never at a client's createTask.
  */
 
+/**
+ * What `gengate models import` writes where the operator's price goes (decision 3303): a definition
+ * holding it is refused, so an imported draft cannot be sold before someone sets its price.
+ */
+export const PRICE_PLACEHOLDER = 'SET-PRICE';
+
 /** Price tables are enumerated at load; beyond this many combinations a table is refused. */
 const MAX_COMBINATIONS = 10_000;
 /** An integer range a table may go over (every value needs a rate). */
@@ -18,6 +24,9 @@ type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function micros(v: unknown, at: string, fail: Fail): number {
+  if (v === PRICE_PLACEHOLDER) {
+    throw fail(at, `is ${PRICE_PLACEHOLDER}: set your price, a USD amount such as "0.125" (the upstream's cost is in the comment the import wrote)`);
+  }
   const m = parseUsd(v);
   if (m === null) throw fail(at, `must be a USD amount such as "0.125" (got ${JSON.stringify(v)})`);
   return m;

@@ -5,7 +5,9 @@ import type { Route } from './types.js';
 export const BACKEND_KINDS: readonly string[] = ['local', 'same-api', 'byteplus', 'fal', 'replicate', 'kie', 'comfyui'];
 
 /** Fields a route of the catalog file may have, by kind (local takes nothing else: it runs in-process). */
-const UPSTREAM_FIELDS = ['backend', 'name', 'model', 'base_url', 'key_env', 'map', 'concurrency'];
+const UPSTREAM_FIELDS = ['backend', 'name', 'model', 'base_url', 'key_env', 'map', 'concurrency', 'as_is'];
+/** Kinds whose adapter can send the input under the model's own names (`as_is`): the ones `gengate models import` drafts for. */
+const AS_IS_KINDS = ['fal', 'replicate', 'kie'];
 /** Fields only a kie route has: kie.ai's upload host, and the credit below which the route is skipped. */
 const KIE_FIELDS = ['upload_url', 'min_credit'];
 /** Kinds whose `model` may be left out: same-api (our model id) and kie (the kie.ai id from the shared table, src/catalog/kie.ts). */
@@ -80,6 +82,12 @@ function parseRoute(r: unknown, at: string, fail: Fail): Route {
   }
   route.keyEnv = r.key_env;
   if (r.map !== undefined) route.map = parseMap(r.map, `${at}.map`, fail);
+  if (r.as_is !== undefined) {
+    if (!AS_IS_KINDS.includes(kind)) throw fail(`${at}.as_is`, `is for ${AS_IS_KINDS.join(', ')} routes (a ${kind} route maps GenGate's names)`);
+    if (typeof r.as_is !== 'boolean')
+      throw fail(`${at}.as_is`, `must be true (send the input under the model's own names) or false (got ${JSON.stringify(r.as_is)})`);
+    if (r.as_is) route.asIs = true;
+  }
   if (r.upload_url !== undefined) {
     if (typeof r.upload_url !== 'string' || !isHttpUrl(r.upload_url)) {
       throw fail(`${at}.upload_url`, `must be an http:// or https:// URL without user:password (got ${JSON.stringify(r.upload_url)})`);

@@ -121,6 +121,12 @@ export interface Route {
   readonly workflow?: string;
   /** comfyui: frames per second of the workflow's video (for `{{frames}}` and `{{fps}}`). */
   readonly fps?: number;
+  /**
+   * fal, replicate and kie: send the model's validated input under its own names, as it is (`map`
+   * still applies) instead of the adapter's mapping of GenGate's names; for models whose inputs are
+   * the upstream's own, as `gengate models import` drafts them (decision 3303).
+   */
+  readonly asIs?: boolean;
 }
 
 /** What cross-field rules see: the model, which fields the client actually sent, and a path maker. */

@@ -40,6 +40,17 @@ describe('catalog routes', () => {
     expect(m.routes.map((r, i) => routeName(m.id, r, i))).toEqual(['fal:seedance-2.0#1', 'backup', 'local']);
   });
 
+  it("reads as_is on fal, replicate and kie routes (the input under the model's own names, decision 3303)", () => {
+    const c = buildCatalog(
+      routes([
+        { backend: 'fal', model: 'fal-ai/x', key_env: 'FAL_KEY', as_is: true },
+        { backend: 'replicate', model: 'o/n', key_env: 'REPLICATE_API_TOKEN', as_is: false },
+        { backend: 'kie', model: 'x/y', key_env: 'KIE_API_KEY', as_is: true },
+      ]),
+    );
+    expect(c.find('seedance-2.0')!.routes.map((r) => r.asIs)).toEqual([true, undefined, true]);
+  });
+
   it.each([
     [[], `${at}: must be a non-empty list like`],
     [[{ backend: 'local', model: 'x' }], `${at}[0].model: unknown field; a local route has only "backend"`],
@@ -82,6 +93,14 @@ describe('catalog routes', () => {
         { backend: 'fal', model: 'n', key_env: 'FAL_KEY', name: 'x' },
       ],
       `${at}[1].name: route name "x" is already used by models."seedance-2.0".routes[0]`,
+    ],
+    [
+      [{ backend: 'same-api', base_url: 'https://up.example.com', key_env: 'UP_KEY', as_is: true }],
+      `${at}[0].as_is: is for fal, replicate, kie routes (a same-api route maps GenGate's names)`,
+    ],
+    [
+      [{ backend: 'fal', model: 'm', key_env: 'FAL_KEY', as_is: 'yes' }],
+      `${at}[0].as_is: must be true (send the input under the model's own names) or false (got "yes")`,
     ],
   ])('refuses %j naming the field', (list, message) => {
     expect(() => buildCatalog(routes(list))).toThrow(ConfigError);

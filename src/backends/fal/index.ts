@@ -1,7 +1,7 @@
 import { BackendFailure, type Backend, type BackendJob, type BackendOutput, type BackendStatus } from '../types.js';
 import type { JsonResponse } from '../upstream/http.js';
 import type { UpstreamOptions } from '../upstream/types.js';
-import { cancelOutcome, checkMap, fetchOutputs, obj, str, transient } from '../upstream/util.js';
+import { applyMap, cancelOutcome, checkMap, fetchOutputs, obj, str, transient } from '../upstream/util.js';
 import { falFailure, falInput, outputUrls } from './input.js';
 
 /** fal's queue host. */
@@ -66,7 +66,10 @@ export function createFalBackend(opts: UpstreamOptions): Backend {
 
     async submit(job: BackendJob): Promise<string> {
       const query = job.webhookUrl ? `?fal_webhook=${encodeURIComponent(job.webhookUrl)}` : '';
-      const res = await http.create('POST', `${base}/${model}${query}`, { headers: auth, body: falInput(job, opts.map) });
+      const res = await http.create('POST', `${base}/${model}${query}`, {
+        headers: auth,
+        body: opts.asIs ? applyMap({ ...job.input }, opts.map) : falInput(job, opts.map),
+      });
       if (res.status < 200 || res.status > 299) {
         const f = falFailure(res);
         throw new BackendFailure(f?.kind ?? 'rejected', f?.message ?? `fal refused the job (HTTP ${res.status})`);

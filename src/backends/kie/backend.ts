@@ -57,8 +57,9 @@ export class KieBackend implements Backend {
     const target = { http, uploadUrl: this.opts.uploadUrl ?? DEFAULT_UPLOAD_URL, headers: this.headers, tmpDir, folder: 'gengate' };
     const suno = this.isSuno(job);
     const sent = job.sent ?? {};
-    const row = suno ? undefined : pickRow(this.opts.upstreamModel, job.model, job.input, sent.model);
-    const mapped = suno ? sunoBody(job.input, job.webhookUrl) : kieInput(row, job.input, sent);
+    // as_is (decision 3303): the model's inputs are kie.ai's own names, sent as validated.
+    const row = suno || this.opts.asIs ? undefined : pickRow(this.opts.upstreamModel, job.model, job.input, sent.model);
+    const mapped = suno ? sunoBody(job.input, job.webhookUrl) : this.opts.asIs ? { ...job.input } : kieInput(row, job.input, sent);
     const input = applyMap(await uploadToKie(mapped, files, target, known), this.opts.map);
     const url = suno ? `${baseUrl}/api/v1/generate` : `${baseUrl}/api/v1/jobs/createTask`;
     const body = suno ? input : { model: row?.name ?? this.opts.upstreamModel, input, ...(job.webhookUrl ? { callBackUrl: job.webhookUrl } : {}) };

@@ -1,6 +1,6 @@
 import { BackendFailure, type Backend, type BackendJob, type BackendOutput, type BackendStatus } from '../types.js';
 import type { UpstreamOptions } from '../upstream/types.js';
-import { cancelOutcome, checkMap, fetchOutputs, obj, str, transient } from '../upstream/util.js';
+import { applyMap, cancelOutcome, checkMap, fetchOutputs, obj, str, transient } from '../upstream/util.js';
 import { createRefusal, kindOfPredictionError, outputLinks, replicateInput } from './input.js';
 
 /** Replicate's API host. */
@@ -52,7 +52,7 @@ export function createReplicateBackend(opts: UpstreamOptions): Backend {
     async submit(job: BackendJob): Promise<string> {
       const body: Record<string, unknown> = {
         ...(target.version ? { version: target.version } : {}),
-        input: replicateInput(job, opts.map),
+        input: opts.asIs ? applyMap({ ...job.input }, opts.map) : replicateInput(job, opts.map),
         ...(job.webhookUrl ? { webhook: job.webhookUrl, webhook_events_filter: ['completed'] } : {}),
       };
       const res = await http.create('POST', `${base}${target.path}`, { headers: { ...auth, 'cancel-after': CANCEL_AFTER }, body });

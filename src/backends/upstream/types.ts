@@ -35,4 +35,6 @@ export interface UpstreamOptions {
   readonly uploadUrl?: string;
   /** kie routes: the credit below which the route is skipped. */
   readonly minCredit?: number;
+  /** fal, replicate, kie: send the validated input under the model's own names (the route's `as_is`, decision 3303). */
+  readonly asIs?: boolean;
 }
