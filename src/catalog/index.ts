@@ -53,3 +53,5 @@ export { readDefinition, readDefinitions, definitionFiles, problemText, Definiti
 export { definitionJsonSchema, type Definition } from './format.js';
 export { NAMED_RULES, type NamedRule } from './named-rules.js';
 export { DEMO_DEFAULTS } from './compile.js';
+export { PRICE_PLACEHOLDER } from './compile-price.js';
+export { importModel, ImportError, IMPORT_SOURCES, type ImportRequest, type ImportResult } from './import/index.js';

@@ -2,7 +2,7 @@
 export { addAdminCommands } from './admin.js';
 export { addMemberCommands } from './members.js';
 export { addMoneyCommands } from './money.js';
-export { addModelsCommands, checkModels } from './models.js';
+export { addModelsCommands, checkModels, importModels } from './models.js';
 
 /** `gengate serve`, loaded on demand. */
 export async function loadServe() {
