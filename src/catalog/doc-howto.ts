@@ -5,7 +5,7 @@ import type { Catalog } from './types.js';
 
 const HOWTO = `## Add a model in five minutes
 
-Every model is a definition file: YAML (or JSON) checked against [docs/model-definition.schema.json](model-definition.schema.json) (decision 3300). The shipped ones are in \`catalog/\`; copy the closest one. An operator's own files go in a folder named by \`GENGATE_MODELS\`: a file with a shipped id replaces that model, others are added. \`GENGATE_CATALOG\` still edits prices, switches, aliases and routes of any model on top.
+Every model is a definition file: YAML (or JSON) checked against [docs/model-definition.schema.json](model-definition.schema.json) (decision 3300). The shipped ones are in \`catalog/\`; copy the closest one, or draft one from an upstream's published schema with \`gengate models import\` (below). An operator's own files go in a folder named by \`GENGATE_MODELS\`: a file with a shipped id replaces that model, others are added. \`GENGATE_CATALOG\` still edits prices, switches, aliases and routes of any model on top.
 
 1. Write \`models/my-model.yaml\`:
 
@@ -42,6 +42,23 @@ Every model is a definition file: YAML (or JSON) checked against [docs/model-def
 **Other parts.** \`hints\` (words for refusals of names a client may send by mistake), \`demo\` (which inputs the local backend renders from), \`openai\` (how OpenAI's \`/v1/images\`, \`/v1/videos\` and \`/v1/audio/speech\` parameters map onto the inputs: a field, \`{to, values}\`, \`{set: {value: {field: value}}}\`, \`{ignore: [values]}\`, \`{instead: field}\`), \`enabled\`.
 `;
 
+const IMPORT = `## Import from an upstream
+
+\`gengate models import\` drafts a definition from what an upstream publishes, so a model it offers is sellable in minutes (decision 3303):
+
+\`\`\`sh
+gengate models import fal:fal-ai/flux/dev --out models/                         # the endpoint's queue OpenAPI document; fal's listed price with FAL_KEY
+gengate models import replicate:black-forest-labs/flux-schnell --out models/   # the latest version's openapi_schema (REPLICATE_API_TOKEN)
+gengate models import kie:google/nano-banana-edit --out models/                # the OpenAPI document of kie.ai's documentation page of the model
+\`\`\`
+
+1. The draft (\`models/<id>.yaml\`, or standard output without \`--out\`) has the upstream's inputs under their own names and in the upstream's order (fal's \`x-fal-order-properties\`, Replicate's \`x-order\`, the page's order on kie.ai), with their descriptions, defaults, ranges and required fields: string → \`text\`, enum → \`choice\`, integer and number → \`integer\` / \`number\` with their minimum and maximum, boolean → \`boolean\`, links and lists of links → \`media\` (the kind guessed from the name or the description, and said so). It has one route to that upstream with \`as_is: true\` (the input goes as validated, under those names) and the credential by setting name (\`FAL_KEY\`, \`REPLICATE_API_TOKEN\`, \`KIE_API_KEY\`; \`--key-env\` names another).
+2. Every price is \`SET-PRICE\`, with the upstream's listed cost in a comment beside it (fal's price per unit, and per row of a table over a duration choice; Replicate and kie.ai publish no price in their APIs, and the comment says where to look). A definition holding \`SET-PRICE\` is refused by \`models check\` and at start, so nothing is sold at a price nobody chose.
+3. Read the \`TODO\` notes (guessed kinds, limits the upstream does not state, inputs left out), set the prices, run \`gengate models check models/\`, then set \`GENGATE_MODELS=models/\` as above.
+
+What a draft leaves out, and why: inputs a definition cannot take (lists of objects such as LoRA weights, objects, lists of texts) are listed in a comment, and the import fails when the upstream requires one; fields that ask for several outputs (\`num_images\`, \`num_outputs\`, ...) are sent as 1 by the route's \`map\`, as GenGate delivers one file per task; fal's \`sync_mode\` is left at fal's default. A list of clips becomes \`video_urls\` / \`audio_urls\` (the engine checks, trims and bills clips by those names) and the route's \`map\` renames it back; a single clip link stays a text passed on unchecked. Options: \`--id\` (the id in GenGate; a shipped model's name only on purpose), \`--kind\`, \`--out FILE|FOLDER\` (\`--force\` replaces a file), \`--doc FILE|URL\` (a saved copy of the document, or kie.ai's page of a model whose page is not \`docs.kie.ai/market/<id>.md\`; https://docs.kie.ai/llms.txt lists them), \`--base-url\` and \`--pricing-url\` (other addresses, e.g. a proxy). An unreachable upstream or a malformed schema fails with one line naming what was read and where, and nothing is written.
+`;
+
 /** The how-to and the extension point with every model that uses each named rule. */
 export function howtoSections(catalog: Catalog): string[] {
   const uses = [...NAMED_RULES].map(([name, rule]) => {
@@ -50,6 +67,7 @@ export function howtoSections(catalog: Catalog): string[] {
   });
   return [
     HOWTO,
+    IMPORT,
     '## Extension points',
     '',
     'A rule that data cannot say is written in code under a name (`src/catalog/named-rules.ts`) and used from a definition as `{named: NAME}` (decision 3301). Every one, and every model that uses it:',
