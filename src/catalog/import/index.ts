@@ -110,6 +110,7 @@ export async function importModel(req: ImportRequest): Promise<ImportResult> {
     if (e instanceof ImportError && !e.message.startsWith(`${from}:`)) throw new ImportError(`${from}:${name}: ${e.message}`);
     throw e;
   }
+  if (up.kind === 'music') req.warn('kind music delivers two tracks per task (as Suno does); an upstream that returns one file needs kind audio');
   const id = req.id ?? up.id;
   checkId(id, req.id !== undefined);
   const { text } = renderDraft(up, { id, command: `gengate models import ${req.source}`, keyEnv, today: req.today });
