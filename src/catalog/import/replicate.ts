@@ -21,7 +21,8 @@ export async function readReplicate(model: string, opts: ReadOptions): Promise<U
   const what = `Replicate's model ${model}`;
   const token = opts.secrets[opts.keyEnv];
   let got;
-  if (opts.doc) got = await readDoc(opts.doc, what, token ? { authorization: `Bearer ${token}` } : {});
+  // A document named with --doc is read without the token: it goes only to Replicate's own address.
+  if (opts.doc) got = await readDoc(opts.doc, what);
   else {
     if (!token) throw new ImportError(`${what}: Replicate's API needs a token: set ${opts.keyEnv} (or name another setting with --key-env)`);
     const url = `${baseOf(opts.baseUrl, REPLICATE_API_URL)}/v1/models/${encodeURIComponent(owner!)}/${encodeURIComponent(name!)}`;
