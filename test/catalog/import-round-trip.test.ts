@@ -4,6 +4,7 @@ import path from 'node:path';
 import { parseDocument } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkModels, importModels } from '../../src/cli/models.js';
+import { dialects } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { hashOf } from '../media/helpers.js';
 import { useUpstreamKit } from '../backends/helpers.js';
@@ -22,8 +23,6 @@ import { FAL_VIDEO, KIE_MODEL, REPLICATE_MODEL, REPLICATE_VERSION, falVideo, kie
  * values, charged the price the operator set.
  */
 
-const dir = mkdtempSync(path.join(tmpdir(), 'gg-import-trip-'));
-
 /** What an operator does with a draft: sets each price, and here points the route at the fake. */
 function setPrice(file: string, prices: readonly string[], baseUrl: string): void {
   let text = readFileSync(file, 'utf8');
@@ -33,8 +32,9 @@ function setPrice(file: string, prices: readonly string[], baseUrl: string): voi
   writeFileSync(file, doc.toString());
 }
 
-describe('import → set price → models check → GENGATE_MODELS → createTask reaches the upstream (sqlite)', () => {
+describe.each(dialects())('import → set price → models check → GENGATE_MODELS → createTask reaches the upstream on %s', (dialect) => {
   const kit = useUpstreamKit();
+  const dir = mkdtempSync(path.join(tmpdir(), 'gg-import-trip-'));
   let s: TestServer;
   let schemas: Awaited<ReturnType<typeof startSchemaFake>>;
   let fal: Awaited<ReturnType<typeof startFalFake>>;
@@ -96,7 +96,7 @@ describe('import → set price → models check → GENGATE_MODELS → createTas
     ).toBe(0);
     expect(out).toEqual([`ok: 3 definition(s): ${REPLICATE_MODEL}, ${KIE_MODEL}, ${FAL_VIDEO}`]);
 
-    s = await startServer('sqlite', {
+    s = await startServer(dialect, {
       ...FAST,
       GENGATE_MODELS: dir,
       ALLOW_PRIVATE_NETWORK: 'true',
