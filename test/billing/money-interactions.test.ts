@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dialects } from '../helpers/db.js';
+import { dialects, onPostgres } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { FAST, SetClock, create, eventually, settle, taskEntries } from '../tasks/support.js';
 import { asBrowser, signedIn } from '../members/support.js';
@@ -262,48 +262,45 @@ describe.each(dialects())('money across features on %s', (dialect) => {
   });
 
   // PostgreSQL only: SQLite has one writer, so nothing can commit between the refund's read and its debit.
-  it.runIf(dialect === 'postgres')(
-    'a Stripe refund waiting on the account row behind a credit takes what the balance holds once the credit commits',
-    async () => {
-      const c = await card('10');
-      expect((await admin('POST', `/accounts/${c.id}/adjustments`, { amount: '-8', reason: 'review: spend most of it' })).status).toBe(200);
-      // A credit of 5 holds the account row (uncommitted) while the refund of the whole 10 arrives.
-      let release!: () => void;
-      const gate = new Promise<void>((r) => (release = r));
-      let holding!: () => void;
-      const held = new Promise<void>((r) => (holding = r));
-      const credit = s.services.database.tx(async (trx) => {
-        await s.services.ledger.credit(trx, c.id, 5_000_000, 'adjustment', 'review: a credit racing a Stripe refund');
-        holding();
-        await gate;
-      });
-      const waiting = async () => {
-        const { rows } = await sql<{
-          n: number;
-        }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(s.services.database.db);
-        return rows[0]!.n > 0;
-      };
-      // The refund is sent only once the credit holds the row (a refund that got there first would take 2).
-      await held;
-      const refund = deliver(s.url, refunded(c.session, 1000));
-      try {
-        await eventually(waiting, 10_000, 'the refund to wait for the account row');
-      } finally {
-        release(); // a credit left open would hold its connection and stall the server's close
-      }
-      await credit;
-      expect((await refund).body.outcome).toBe('reversal_applied');
-      // 2 + 5 were there when the debit ran: 7 is taken, 3 unpaid (not 2 taken and 8 unpaid, leaving 5).
-      const reversal = await s.services.database.db
-        .selectFrom('topup_reversals')
-        .selectAll()
-        .where('payment_intent', '=', c.session.paymentIntent)
-        .executeTakeFirstOrThrow();
-      expect({ debited: Number(reversal.debited_micros), unpaid: Number(reversal.unpaid_micros) }).toEqual({ debited: 7_000_000, unpaid: 3_000_000 });
-      expect(await balance(c.id)).toBe(0);
-      await expectMoneyInvariant(s, ADMIN);
-    },
-  );
+  onPostgres(dialect)('a Stripe refund waiting on the account row behind a credit takes what the balance holds once the credit commits', async () => {
+    const c = await card('10');
+    expect((await admin('POST', `/accounts/${c.id}/adjustments`, { amount: '-8', reason: 'review: spend most of it' })).status).toBe(200);
+    // A credit of 5 holds the account row (uncommitted) while the refund of the whole 10 arrives.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let holding!: () => void;
+    const held = new Promise<void>((r) => (holding = r));
+    const credit = s.services.database.tx(async (trx) => {
+      await s.services.ledger.credit(trx, c.id, 5_000_000, 'adjustment', 'review: a credit racing a Stripe refund');
+      holding();
+      await gate;
+    });
+    const waiting = async () => {
+      const { rows } = await sql<{
+        n: number;
+      }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(s.services.database.db);
+      return rows[0]!.n > 0;
+    };
+    // The refund is sent only once the credit holds the row (a refund that got there first would take 2).
+    await held;
+    const refund = deliver(s.url, refunded(c.session, 1000));
+    try {
+      await eventually(waiting, 10_000, 'the refund to wait for the account row');
+    } finally {
+      release(); // a credit left open would hold its connection and stall the server's close
+    }
+    await credit;
+    expect((await refund).body.outcome).toBe('reversal_applied');
+    // 2 + 5 were there when the debit ran: 7 is taken, 3 unpaid (not 2 taken and 8 unpaid, leaving 5).
+    const reversal = await s.services.database.db
+      .selectFrom('topup_reversals')
+      .selectAll()
+      .where('payment_intent', '=', c.session.paymentIntent)
+      .executeTakeFirstOrThrow();
+    expect({ debited: Number(reversal.debited_micros), unpaid: Number(reversal.unpaid_micros) }).toEqual({ debited: 7_000_000, unpaid: 3_000_000 });
+    expect(await balance(c.id)).toBe(0);
+    await expectMoneyInvariant(s, ADMIN);
+  });
 
   it('a task made through the Suno endpoint or under a kie.ai model id is charged under the canonical model id', async () => {
     const a = await s.account(5);

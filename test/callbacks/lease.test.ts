@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimDue, type Claimant } from '../../src/callbacks/lease.js';
 import { insertRow } from '../../src/store/index.js';
-import { dialects, freshDatabase, type FreshDatabase } from '../helpers/db.js';
+import { dialects, freshDatabase, type FreshDatabase, onPostgres } from '../helpers/db.js';
 import { accountRow } from '../tasks/support.js';
 
 const NOW = 1_000_000;
@@ -60,7 +60,7 @@ describe.each(dialects())('the lease claim of the delivery outboxes on %s', (dia
   );
 
   // SQLite has one writer; on PostgreSQL two claims at once must not wait for each other nor take the same row.
-  it.runIf(dialect === 'postgres')('two claims at once take different rows, the second without waiting for the first (SKIP LOCKED)', async () => {
+  onPostgres(dialect)('two claims at once take different rows, the second without waiting for the first (SKIP LOCKED)', async () => {
     await fresh.database.tx((trx) => trx.updateTable('account_events').set({ locked_by: null, locked_until: null }).execute());
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));

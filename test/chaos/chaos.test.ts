@@ -5,11 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { buildServices } from '../../src/services.js';
 import { createTestDb, type TestDb } from '../helpers/db.js';
+import { needs } from '../helpers/tools.js';
 import { findProblems } from './checks.js';
 import { CHAOS_SECRET_KEY, formatReport, runChaos } from './run-chaos.js';
 
-const enabled = !!process.env.TEST_DATABASE_URL && !!process.env.TEST_REDIS_URL;
-if (!enabled) process.stderr.write('\n*** NOTICE: TEST_DATABASE_URL or TEST_REDIS_URL is not set: the chaos run is SKIPPED ***\n\n');
+const enabled = [needs('postgres'), needs('redis')].every(Boolean);
 
 /** The short form of `npm run chaos` (issue 17): a few hundred tasks and a few kills of API and worker processes. */
 describe.skipIf(!enabled)('chaos, short form', () => {

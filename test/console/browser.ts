@@ -1,13 +1,16 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { build } from 'vite';
-import { afterAll, beforeAll, expect } from 'vitest';
+import { afterAll, beforeAll, expect, inject } from 'vitest';
+import { consoleBuild } from '../helpers/console-build.js';
+import { CHROMIUM, needs } from '../helpers/tools.js';
 
-/** Debian's Chromium (.ci/run installs the package when it is missing and exports CHROMIUM_PATH). */
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/**
+ * Whether this machine can run the browser tests: Debian's Chromium at CHROMIUM_PATH (.ci/run installs
+ * the package when it is missing); without it they skip with a notice (TEST_NO_SKIP=1: fail).
+ */
+export const HAS_BROWSER = needs('chromium');
 
 /** Screenshots of every page land here (gitignored); docs/console/ keeps copies of the main ones. */
 export const SHOTS = path.resolve('test-output/console');
@@ -28,13 +31,6 @@ export async function launch(): Promise<Browser> {
       '--disable-sync',
     ],
   });
-}
-
-/** Builds the console from console/ into a temporary folder (the server reads it through CONSOLE_DIR): the test sees today's sources. */
-export async function buildConsole(): Promise<{ dir: string; remove(): void }> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'gengate-console-'));
-  await build({ configFile: path.resolve('console/vite.config.ts'), logLevel: 'error', build: { outDir: dir, emptyOutDir: true } });
-  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -59,19 +55,18 @@ export async function shot(page: Page, name: string): Promise<void> {
 }
 
 /**
- * Chromium and a console built from today's sources, for the test file that calls this at its top:
- * both ready before its first test, closed and removed after its last.
+ * Chromium and the console built from today's sources (once per run and per change of console/, by
+ * the global setup: test/helpers/console-build.ts; the server reads it through CONSOLE_DIR), for the
+ * test file that calls this at its top: both ready before its first test, the browser closed after its last.
  */
 export function useConsoleBrowser(): { browser: Browser; consoleDir: string } {
   const kit = { browser: undefined as unknown as Browser, consoleDir: '' };
-  let built: Awaited<ReturnType<typeof buildConsole>> | undefined;
   beforeAll(async () => {
-    [kit.browser, built] = await Promise.all([launch(), buildConsole()]);
-    kit.consoleDir = built.dir;
+    if (!HAS_BROWSER) return;
+    [kit.browser, kit.consoleDir] = await Promise.all([launch(), consoleBuild(inject('consoleBuildRoot'))]);
   }, 120_000);
   afterAll(async () => {
     await kit.browser?.close();
-    built?.remove();
   });
   return kit;
 }

@@ -5,7 +5,7 @@ import { dialects } from '../helpers/db.js';
 import { startServerOnFreePort, type TestServer } from '../helpers/server.js';
 import { startReceiver } from '../callbacks/receiver.js';
 import { MovableClock, eventually } from '../tasks/support.js';
-import { expectAccessible, pageVisits, useConsoleBrowser } from './browser.js';
+import { expectAccessible, pageVisits, useConsoleBrowser, HAS_BROWSER } from './browser.js';
 
 /**
  * The console in a real browser (Debian's Chromium through playwright-core), against the real
@@ -23,7 +23,7 @@ const png = (color: string) =>
     .png()
     .toBuffer();
 
-describe.each(dialects())('the console in Chromium on %s', (dialect) => {
+describe.skipIf(!HAS_BROWSER).each(dialects())('the console in Chromium on %s', (dialect) => {
   const clock = new MovableClock();
   let s: TestServer;
   let ctx: BrowserContext;

@@ -6,7 +6,7 @@ import { startServerOnFreePort, type TestServer } from '../helpers/server.js';
 import { startReceiver } from '../callbacks/receiver.js';
 import { SECRET_KEY, WEBHOOK_SECRET, completed, deliver, startFakeStripe } from '../fakes/stripe.js';
 import { eventually } from '../tasks/support.js';
-import { expectAccessible, pageVisits, useConsoleBrowser } from './browser.js';
+import { expectAccessible, pageVisits, useConsoleBrowser, HAS_BROWSER } from './browser.js';
 
 /**
  * The console's customer pages in Chromium (issue 20, second part; decision 2001): keys (create with
@@ -19,7 +19,7 @@ const PASSWORD = 'correct horse battery';
 
 const chrome = useConsoleBrowser();
 
-describe.each(dialects())('the customer pages in Chromium on %s', (dialect) => {
+describe.skipIf(!HAS_BROWSER).each(dialects())('the customer pages in Chromium on %s', (dialect) => {
   let s: TestServer;
   let stripe: Awaited<ReturnType<typeof startFakeStripe>>;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;

@@ -2,7 +2,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/db.js';
 import { startServerOnFreePort, type TestServer } from '../helpers/server.js';
-import { pageVisits, useConsoleBrowser } from './browser.js';
+import { pageVisits, useConsoleBrowser, HAS_BROWSER } from './browser.js';
 
 /**
  * The members page in Chromium (decision 2003): an owner invites (the link shown once), the invitee
@@ -14,7 +14,7 @@ const PASSWORD = 'correct horse battery';
 
 const chrome = useConsoleBrowser();
 
-describe.each(dialects())('the members page in Chromium on %s', (dialect) => {
+describe.skipIf(!HAS_BROWSER).each(dialects())('the members page in Chromium on %s', (dialect) => {
   let s: TestServer;
   const contexts: BrowserContext[] = [];
   let owner: Page;

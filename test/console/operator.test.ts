@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/db.js';
 import { startServer, startServerOnFreePort, type TestServer } from '../helpers/server.js';
 import { MovableClock, create, settle } from '../tasks/support.js';
-import { expectAccessible, pageVisits, useConsoleBrowser } from './browser.js';
+import { expectAccessible, pageVisits, useConsoleBrowser, HAS_BROWSER } from './browser.js';
 
 /**
  * The operator's console pages in Chromium (decision 2002), on both databases: an operator member
@@ -17,7 +17,7 @@ const PASSWORD = 'operator horse battery';
 
 const chrome = useConsoleBrowser();
 
-describe.each(dialects())('the operator pages in Chromium on %s', (dialect) => {
+describe.skipIf(!HAS_BROWSER).each(dialects())('the operator pages in Chromium on %s', (dialect) => {
   const clock = new MovableClock();
   let s: TestServer;
   let ctx: BrowserContext;
@@ -232,7 +232,7 @@ describe.each(dialects())('the operator pages in Chromium on %s', (dialect) => {
   }, 60_000);
 });
 
-describe('the operator pages without ADMIN_TOKEN', () => {
+describe.skipIf(!HAS_BROWSER)('the operator pages without ADMIN_TOKEN', () => {
   it('say the admin API is off and how to turn it on', async () => {
     const s = await startServer('sqlite', { CONSOLE_DIR: chrome.consoleDir, FIRST_RUN_ACCOUNT: 'false' });
     const ctx = await chrome.browser.newContext({ viewport: { width: 1280, height: 900 } });

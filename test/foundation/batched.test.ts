@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/store/db.js';
 import { readByKey } from '../../src/store/batched.js';
 import { insertRow } from '../../src/store/prepared.js';
-import { dialects, freshDatabase, type FreshDatabase } from '../helpers/db.js';
+import { dialects, freshDatabase, type FreshDatabase, onPostgres } from '../helpers/db.js';
 import { accountRow, eventually } from '../tasks/support.js';
 
 /** Point reads by key (readByKey): each caller gets its own rows; on PostgreSQL the reads of one turn share one query. */
@@ -40,7 +40,7 @@ describe.each(dialects())('reads by key on %s', (dialect) => {
     expect(await nameOf('k5')).toEqual([{ id: 'k5', name: 'renamed' }]);
   });
 
-  it.runIf(dialect === 'postgres')('sends the reads of one turn as one query, and a failure reaches every caller of it', async () => {
+  onPostgres(dialect)('sends the reads of one turn as one query, and a failure reaches every caller of it', async () => {
     // Another session holds the table, so the batch waits where pg_stat_activity shows it.
     const blocker = new pg.Client({ connectionString: t.url });
     await blocker.connect();

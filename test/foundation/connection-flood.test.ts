@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { get } from 'node:http';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -8,9 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UNLIMITED } from '../helpers/server.js';
 import { stop } from '../helpers/cli.js';
 import { open, untilClosed, within } from '../helpers/sockets.js';
+import { PRLIMIT, needs } from '../helpers/tools.js';
 
 /** prlimit (util-linux) lowers the running server's open-file limit after it has started (its module loading opens many files at once). */
-const prlimit = ['/usr/bin/prlimit', '/bin/prlimit'].find((p) => existsSync(p));
+const prlimit = needs('prlimit') ? PRLIMIT : undefined;
 
 /** GET `path` from `localAddress`: the status, or the error code the client saw. */
 function getFrom(url: string, p: string, localAddress: string): Promise<number | string> {

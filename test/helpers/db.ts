@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { it } from 'vitest';
+import { needs } from './tools.js';
 import { MIGRATIONS, migrate, openDatabase, type Database, type OpenOptions } from '../../src/store/index.js';
 
 /** A fresh, empty database for one test file. */
@@ -14,15 +16,18 @@ export interface TestDb {
 }
 
 const pgUrl = process.env.TEST_DATABASE_URL;
-let noticeShown = false;
 
-/** The dialects this run covers: SQLite always, PostgreSQL when TEST_DATABASE_URL is set (with a visible notice when not). */
+/** The dialects this run covers: SQLite always, PostgreSQL when TEST_DATABASE_URL is set (a loud notice when not; an error under TEST_NO_SKIP=1). */
 export function dialects(): Array<'sqlite' | 'postgres'> {
-  if (!pgUrl && !noticeShown) {
-    noticeShown = true;
-    process.stderr.write('\n*** NOTICE: TEST_DATABASE_URL is not set: the PostgreSQL half of the integration suite is SKIPPED ***\n\n');
-  }
-  return pgUrl ? ['sqlite', 'postgres'] : ['sqlite'];
+  return needs('postgres') ? ['sqlite', 'postgres'] : ['sqlite'];
+}
+
+/**
+ * `it` on PostgreSQL; on SQLite nothing, for a test that has no meaning there (one writer, no
+ * server): it is not registered at all, so a run under TEST_NO_SKIP=1 shows no skipped test.
+ */
+export function onPostgres(dialect: 'sqlite' | 'postgres'): typeof it {
+  return dialect === 'postgres' ? it : ((() => {}) as unknown as typeof it);
 }
 
 /** Creates an empty database of the dialect: a SQLite file in a temp folder, or a new PostgreSQL database. */

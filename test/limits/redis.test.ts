@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, type TestDb } from '../helpers/db.js';
 import { gengate, spawnServe, stop } from '../helpers/cli.js';
+import { needs } from '../helpers/tools.js';
 
 const redisUrl = process.env.TEST_REDIS_URL;
-if (!redisUrl) process.stderr.write('\n*** NOTICE: TEST_REDIS_URL is not set: the shared (Redis) rate-limit test is SKIPPED ***\n\n');
 
-describe.skipIf(!redisUrl)('rate limits shared through Redis', () => {
+describe.skipIf(!needs('redis'))('rate limits shared through Redis', () => {
   let db: TestDb;
   let servers: Array<Awaited<ReturnType<typeof spawnServe>>>;
   let key: string;

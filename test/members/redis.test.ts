@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { needs } from '../helpers/tools.js';
 
 const redisUrl = process.env.TEST_REDIS_URL;
-if (!redisUrl) process.stderr.write('\n*** NOTICE: TEST_REDIS_URL is not set: the shared (Redis) sign-in limit test is SKIPPED ***\n\n');
 
-describe.skipIf(!redisUrl)('sign-in limits shared through Redis', () => {
+describe.skipIf(!needs('redis'))('sign-in limits shared through Redis', () => {
   let servers: TestServer[];
   beforeAll(async () => {
     const env = { REDIS_URL: redisUrl!, SIGNIN_LIMIT_PER_EMAIL: '4', SIGNIN_LIMIT_PER_ADDRESS: '1000', SIGNIN_WINDOW_SECONDS: '60', RUN_ENGINE: 'false' };

@@ -8,14 +8,12 @@ import { buildServices, type Services } from '../../src/services.js';
 import { stop } from '../helpers/cli.js';
 import { createTestDb, type TestDb } from '../helpers/db.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';
+import { needs } from '../helpers/tools.js';
 import { startReceiver } from '../callbacks/receiver.js';
 import { eventually, expectLedgerInvariant } from '../tasks/support.js';
 import { Processes, createTask, job, prompt, runUntil, type Answer } from './support.js';
 
-const enabled = !!process.env.TEST_DATABASE_URL && !!process.env.TEST_REDIS_URL;
-if (!enabled) {
-  process.stderr.write('\n*** NOTICE: TEST_DATABASE_URL or TEST_REDIS_URL is not set: the multi-process scale test is SKIPPED ***\n\n');
-}
+const enabled = [needs('postgres'), needs('redis')].every(Boolean);
 
 const ACCOUNTS = 20;
 const TASKS = 2_000;

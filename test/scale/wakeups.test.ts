@@ -4,13 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { buildServices, type Services } from '../../src/services.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { needs } from '../helpers/tools.js';
 import { FAST, create, eventually, info } from '../tasks/support.js';
 
-const pg = !!process.env.TEST_DATABASE_URL;
-const redisUrl = process.env.TEST_REDIS_URL;
-if (!pg || !redisUrl) {
-  process.stderr.write('\n*** NOTICE: TEST_DATABASE_URL or TEST_REDIS_URL is not set: wake-ups across processes are tested only in part ***\n\n');
-}
+const pg = needs('postgres');
+const redisUrl = needs('redis') ? process.env.TEST_REDIS_URL : undefined;
 const bridges = [...(pg ? (['postgres'] as const) : []), ...(pg && redisUrl ? (['redis'] as const) : [])];
 
 it('SQLite (one process) relies on in-process signals only', async () => {

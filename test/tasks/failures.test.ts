@@ -2,7 +2,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalBackend, type Backend, type BackendJob } from '../../src/backends/index.js';
 import { buildServices } from '../../src/services.js';
-import { dialects } from '../helpers/db.js';
+import { dialects, onPostgres } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { FAST, MovableClock, create, eventually, expectLedgerInvariant, info, settle, taskEntries } from './support.js';
 
@@ -123,7 +123,7 @@ describe.each(dialects())('task failures on %s', (dialect) => {
   });
 
   // In one process two SQLite connections deadlock (better-sqlite3 waits synchronously); crash.test.ts runs two processes on SQLite.
-  it.runIf(dialect === 'postgres')('two engines on one database move every task exactly once', async () => {
+  onPostgres(dialect)('two engines on one database move every task exactly once', async () => {
     const second = await buildServices(s.config, { clock });
     second.engine.start();
     try {
