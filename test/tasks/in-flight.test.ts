@@ -42,13 +42,18 @@ describe.each(dialects())('tasks in flight at an upstream on %s', (dialect) => {
     expect(await s.services.metrics.render()).toMatch(/^gengate_engine_held_tasks 1$/m);
     const polls0 = fake.state.recordInfos;
     const writes0 = s.services.database.writes();
-    await eventually(() => fake.state.recordInfos - polls0 >= 40, 15_000);
+    const t0 = Date.now();
+    await eventually(() => fake.state.recordInfos - polls0 >= 20);
     const polls = fake.state.recordInfos - polls0;
     const writes = s.services.database.writes();
     const tx = writes.transactions - writes0.transactions;
-    // Without the watch every poll is a claim and a release: two transactions. Now: a renewal per second at most.
-    expect(tx, `${tx} write transactions for ${polls} polls`).toBeLessThanOrEqual(Math.ceil(polls / 10));
-    if (writes.rows !== null) expect(writes.rows - writes0.rows!).toBeLessThanOrEqual(Math.ceil(polls / 10));
+    // Without the watch every poll is a claim and a release: two transactions, 40 for these 20 polls or more.
+    // Now only timers write: a lease renewal at most once a second (once half of the 2 s lease is used) and
+    // the claim loop's look for due work every 2 s. Counted against the time that passed, not against the
+    // polls, so a busy machine that polls slowly passes too.
+    const timed = Math.ceil((1.5 * (Date.now() - t0)) / 1000) + 2;
+    expect(tx, `${tx} write transactions for ${polls} polls in ${Date.now() - t0} ms`).toBeLessThanOrEqual(Math.min(timed, 2 * polls - 1));
+    if (writes.rows !== null) expect(writes.rows - writes0.rows!).toBeLessThanOrEqual(Math.min(timed, 2 * polls - 1));
     // The task stays this worker's, due only when its watch lease runs out.
     const r = await row(id);
     expect(r.state).toBe('generating');
@@ -188,10 +193,9 @@ describe.each(dialects())('an upstream notice for a held task on %s', (dialect) 
     expect((await notify()).status).toBe(200);
     await eventually(() => s.services.engine.held === 1);
     fake.state.taskState = 'success';
-    const started = Date.now();
     expect((await notify()).status).toBe(200);
-    expect((await settle(s, a.key, id, 5_000)).state).toBe('success');
-    expect(Date.now() - started).toBeLessThan(5_000);
+    // Its next poll is 10 minutes away: only the notice can finish it within settle's limit.
+    expect((await settle(s, a.key, id)).state).toBe('success');
     await eventually(() => s.services.engine.held === 0);
   });
 });
