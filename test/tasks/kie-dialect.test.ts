@@ -163,22 +163,25 @@ describe.each(dialects())('the kie dialect of results on %s', (dialect) => {
   it('an account set to kie by the CLI: its GenGate-id tasks get a string; a bad value is refused naming the allowed ones', async () => {
     const a = await s.account(20);
     const env = { DATABASE_URL: s.db.url, DATA_DIR: s.db.dir };
-    const bad = await gengate(['account', 'dialect', a.id, 'kieai', '--json'], env);
+    // The refused change and the look that shows nothing changed run side by side: each run of the CLI is a new process.
+    const [bad, before] = await Promise.all([gengate(['account', 'dialect', a.id, 'kieai', '--json'], env), gengate(['account', 'show', a.id, '--json'], env)]);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain('dialect must be one of "gengate", "kie" (got "kieai")');
-    const shown = JSON.parse((await gengate(['account', 'show', a.id, '--json'], env)).stdout);
-    expect(shown.account.dialect).toBe('gengate');
+    expect(JSON.parse(before.stdout).account.dialect).toBe('gengate');
 
     const set = await gengate(['account', 'dialect', a.id, 'kie', '--json'], env);
     expect(set.code, set.stderr).toBe(0);
     expect(JSON.parse(set.stdout).account).toMatchObject({ id: a.id, dialect: 'kie' });
-    const list = JSON.parse((await gengate(['account', 'list', '--json'], env)).stdout);
-    expect(list.accounts.find((x: { id: string }) => x.id === a.id).dialect).toBe('kie');
-
-    const done = await settle(s, a.key, await create(s, a.key, GG_VIDEO.model, GG_VIDEO.input));
+    const [list, shown, done] = await Promise.all([
+      gengate(['account', 'list', '--json'], env),
+      gengate(['account', 'show', a.id], env),
+      create(s, a.key, GG_VIDEO.model, GG_VIDEO.input).then((id) => settle(s, a.key, id)),
+    ]);
+    expect(JSON.parse(list.stdout).accounts.find((x: { id: string }) => x.id === a.id).dialect).toBe('kie');
+    expect(shown.stdout).toContain('(dialect kie)');
     expectKieVideo(done.resultJson);
-    expect((await gengate(['account', 'show', a.id], env)).stdout).toContain('(dialect kie)');
-  });
+    // Five runs of the CLI, each a new Node process loading the sources through tsx: seconds each on a busy machine.
+  }, 90_000);
 
   it('with keys remembered (AUTH_CACHE_MS), a dialect set through the admin API applies to the next task of that server', async () => {
     const cached = await startServer(dialect, { ADMIN_TOKEN: ADMIN, AUTH_CACHE_MS: '60000' });
