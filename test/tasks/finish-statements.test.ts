@@ -85,8 +85,14 @@ describe.skipIf(!dialects().includes('postgres'))('the statements of one finishe
   let hook: Awaited<ReturnType<typeof startReceiver>>;
   beforeAll(async () => {
     hook = await startReceiver(() => 200);
-    // No poll of the upstream and no look for due work while the test watches: only the notice moves the task.
-    ({ s, fake } = await serverWithUpstream('postgres', { UPSTREAM_WEBHOOKS: 'true', UPSTREAM_POLL_MS: '600000', ENGINE_POLL_MS: '60000' }));
+    // No poll of the upstream and no reload of the model switches for 10 minutes, a look for due work
+    // once a minute (the most the setting allows): only the notice moves the task while the test watches.
+    ({ s, fake } = await serverWithUpstream('postgres', {
+      UPSTREAM_WEBHOOKS: 'true',
+      UPSTREAM_POLL_MS: '600000',
+      ENGINE_POLL_MS: '60000',
+      MODEL_SWITCH_CACHE_MS: '600000',
+    }));
     s.services.callbacks.start();
   });
   afterAll(async () => {
