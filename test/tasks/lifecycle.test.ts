@@ -28,24 +28,40 @@ describe.each(dialects())('the engine with the local backend on %s', (dialect) =
   afterAll(() => s.close());
 
   it('walks waiting → queuing → generating → success, one task_events row per change', async () => {
-    const a = await s.account(1);
-    const id = await create(s, a.key, 'nano-banana-2', { prompt: 'a lighthouse at dusk', resolution: '2K', aspect_ratio: '16:9' });
-    const t = await settle(s, a.key, id);
-    expect(t).toMatchObject({ state: 'success', status: 'completed', progress: 100, refunded: false, creditsConsumed: 0.06, failCode: '', error: null });
-    expect(t.costTime).toBe(t.completeTime - t.createTime);
-    const events = await s.services.database.db.selectFrom('task_events').select(['from_state', 'to_state']).where('task_id', '=', id).orderBy('id').execute();
-    expect(events).toEqual([
-      { from_state: null, to_state: 'waiting' },
-      { from_state: 'waiting', to_state: 'queuing' },
-      { from_state: 'queuing', to_state: 'generating' },
-      { from_state: 'generating', to_state: 'success' },
-    ]);
-    const [link] = resultUrls(t);
-    expect(typeof t.resultJson).toBe('string');
-    expect(link).toMatch(new RegExp(`^${s.config.PUBLIC_BASE_URL}/files/[A-Za-z0-9_-]{22}/image\\.png$`));
-    const { res, info: media } = await download(s, link!, 'a.png');
-    expect(res.headers.get('content-type')).toBe('image/png');
-    expect([media.width, media.height]).toEqual([2048, 1152]);
+    // A generation of 10 minutes on a clock the test moves: the engine sees it generating however
+    // slow the machine (with a real 150 ms one, a busy engine can miss that state), then the clock moves on.
+    const slow = new MovableClock();
+    const g = await startServer(dialect, { ...FAST, LOCAL_GENERATE_MS: '600000' }, undefined, { clock: slow });
+    try {
+      g.services.engine.start();
+      const a = await g.account(1);
+      const id = await create(g, a.key, 'nano-banana-2', { prompt: 'a lighthouse at dusk', resolution: '2K', aspect_ratio: '16:9' });
+      await eventually(async () => (await info(g, a.key, id)).state === 'generating');
+      slow.advance(600_000);
+      const t = await settle(g, a.key, id);
+      expect(t).toMatchObject({ state: 'success', status: 'completed', progress: 100, refunded: false, creditsConsumed: 0.06, failCode: '', error: null });
+      expect(t.costTime).toBe(t.completeTime - t.createTime);
+      const events = await g.services.database.db
+        .selectFrom('task_events')
+        .select(['from_state', 'to_state'])
+        .where('task_id', '=', id)
+        .orderBy('id')
+        .execute();
+      expect(events).toEqual([
+        { from_state: null, to_state: 'waiting' },
+        { from_state: 'waiting', to_state: 'queuing' },
+        { from_state: 'queuing', to_state: 'generating' },
+        { from_state: 'generating', to_state: 'success' },
+      ]);
+      const [link] = resultUrls(t);
+      expect(typeof t.resultJson).toBe('string');
+      expect(link).toMatch(new RegExp(`^${g.config.PUBLIC_BASE_URL}/files/[A-Za-z0-9_-]{22}/image\\.png$`));
+      const { res, info: media } = await download(g, link!, 'a.png');
+      expect(res.headers.get('content-type')).toBe('image/png');
+      expect([media.width, media.height]).toEqual([2048, 1152]);
+    } finally {
+      await g.close();
+    }
   });
 
   it('serves result files with Range support and answers 404 for wrong links', async () => {
