@@ -31,11 +31,17 @@ export default function setup(project: TestProject): () => void {
         '',
       ].join('\n')
     : '';
-  if (box) process.stdout.write(`${box}\n`);
-  const root = mkdtempSync(path.join(tmpdir(), 'gengate-run-'));
-  project.provide('consoleBuildRoot', root);
+  // Each project of vitest.config.ts runs this setup: the notice is printed by the first to start and the last to end.
+  const run = ((globalThis as { gengateRun?: { projects: number; root: string } }).gengateRun ??= {
+    projects: 0,
+    root: mkdtempSync(path.join(tmpdir(), 'gengate-run-')),
+  });
+  if (run.projects++ === 0 && box) process.stdout.write(`${box}\n`);
+  project.provide('consoleBuildRoot', run.root);
   return () => {
-    rmSync(root, { recursive: true, force: true });
+    if (--run.projects > 0) return;
+    rmSync(run.root, { recursive: true, force: true });
+    delete (globalThis as { gengateRun?: unknown }).gengateRun;
     if (box) process.stdout.write(`${box}\n`);
   };
 }
