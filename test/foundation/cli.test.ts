@@ -82,7 +82,7 @@ describe.each(dialects())('gengate CLI on %s', (dialect) => {
     const amount = await gengate(['account', 'create', '--name', 'x', '--balance', 'ten'], env);
     expect(amount.code).not.toBe(0);
     expect(amount.stderr).toContain('--balance must be a USD amount');
-  });
+  }, 120_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
 });
 
 describe.each(dialects())('migrations on %s', (dialect) => {
@@ -100,7 +100,7 @@ describe.each(dialects())('migrations on %s', (dialect) => {
     } finally {
       await db.drop();
     }
-  }, 60_000);
+  }, 120_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
 });
 
 describe('settings', () => {
@@ -127,5 +127,5 @@ describe('settings', () => {
     } finally {
       await db.drop();
     }
-  });
+  }, 120_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
 });

@@ -40,7 +40,7 @@ describe('gengate serve --role', () => {
     const clash = await gengate(['serve', '--role', 'worker'], { ...env(), RUN_ENGINE: 'false' });
     expect(clash.code).toBe(2);
     expect(clash.stderr).toMatch(/RUN_ENGINE: cannot be false with ROLE=worker/);
-  });
+  }, 120_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
 
   it('a worker refuses a database a newer GenGate migrated, saying so, and exits 2', async () => {
     db = await createTestDb('sqlite');
