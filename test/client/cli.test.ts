@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gengate } from '../helpers/cli.js';
 import { makeStill } from '../media/helpers.js';
+import { MovableClock, eventually } from '../tasks/support.js';
 import { sdk, startPublicServer } from './support.js';
 
 // The client commands talk HTTP only, so one database dialect is enough here: the server side of
@@ -48,19 +49,44 @@ describe('gengate client commands (run, tasks, upload, balance, login)', () => {
   }, 120_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
 
   it('run shows a progress line (state, elapsed, price) and downloads the results to --out', async () => {
-    const out = path.join(dir, 'results');
-    const r = await cli(['run', 'nano-banana-2', '--prompt', 'a lighthouse at dusk', '--set', 'resolution=1K', '--set', 'aspect_ratio=16:9', '--out', out]);
-    expect(r.code, r.stderr).toBe(0);
-    const taskId = /task (tk_\S+)/.exec(r.stderr)![1]!;
-    expect(r.stderr).toMatch(/^generating( \d+%)? · \d+\.\d s · \$0\.\d{3}$/m);
-    expect(r.stderr).toMatch(/^success · \d+\.\d s · \$0\.\d{3}$/m);
-    const files = await readdir(out);
-    expect(files).toEqual([`${taskId}-image.png`]);
-    expect(r.stdout.trim()).toBe(path.join(out, files[0]!));
-    expect((await readFile(path.join(out, files[0]!))).subarray(1, 4).toString()).toBe('PNG');
-    const task = await sdk(s, key).tasks.get(taskId);
-    expect(JSON.parse(task.param).input).toEqual({ prompt: 'a lighthouse at dusk', resolution: '1K', aspect_ratio: '16:9' });
-  });
+    // A generation of 10 minutes on a clock the test moves: the CLI sees it generating however slow
+    // the machine (in a real 400 ms one a busy engine or CLI can miss that state); once the CLI has
+    // had an answer saying so, the clock moves on.
+    const clock = new MovableClock();
+    const g = await startPublicServer('sqlite', { LOCAL_GENERATE_MS: '600000' }, { clock });
+    try {
+      const gkey = (await g.account(20)).key;
+      const out = path.join(dir, 'results');
+      const running = cli(['run', 'nano-banana-2', '--prompt', 'a lighthouse at dusk', '--set', 'resolution=1K', '--set', 'aspect_ratio=16:9', '--out', out], {
+        GENGATE_CONFIG_DIR: path.join(dir, 'nothing-here'),
+        GENGATE_API_KEY: gkey,
+        GENGATE_BASE_URL: g.publicUrl,
+      });
+      // Bounds for a hang only: the CLI is a new process loading the sources, slow to start on a busy machine.
+      await eventually(
+        async () => (await g.services.database.db.selectFrom('tasks').select('id').where('state', '=', 'generating').execute()).length === 1,
+        60_000,
+        'the task to be generating',
+      );
+      // The CLI asks one question at a time: the second answer after this moment answers a question asked after it.
+      const seen = g.answered();
+      await eventually(() => g.answered() >= seen + 2, 60_000, 'two answers to the CLI');
+      clock.advance(600_000);
+      const r = await running;
+      expect(r.code, r.stderr).toBe(0);
+      const taskId = /task (tk_\S+)/.exec(r.stderr)![1]!;
+      expect(r.stderr).toMatch(/^generating( \d+%)? · \d+\.\d s · \$0\.\d{3}$/m);
+      expect(r.stderr).toMatch(/^success · \d+\.\d s · \$0\.\d{3}$/m);
+      const files = await readdir(out);
+      expect(files).toEqual([`${taskId}-image.png`]);
+      expect(r.stdout.trim()).toBe(path.join(out, files[0]!));
+      expect((await readFile(path.join(out, files[0]!))).subarray(1, 4).toString()).toBe('PNG');
+      const task = await sdk(g, gkey).tasks.get(taskId);
+      expect(JSON.parse(task.param).input).toEqual({ prompt: 'a lighthouse at dusk', resolution: '1K', aspect_ratio: '16:9' });
+    } finally {
+      await g.close();
+    }
+  }, 120_000); // a run of the real CLI, a new process loading the sources: slow to start on a busy machine
 
   it('run --file uploads the photo into the model field; --json prints the result for scripts', async () => {
     const photo = await makeStill(path.join(dir, 'photo.png'));

@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import type { Clock } from '../../src/clock.js';
 import { GenGate, type GenGateOptions } from '../../packages/client/src/index.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { FAST } from '../tasks/support.js';
@@ -12,9 +13,16 @@ import { FAST } from '../tasks/support.js';
  * started first, its port named in PUBLIC_BASE_URL, and it passes every request to the app. So the
  * file links in results can be downloaded, as a client does (startServer alone names port 0).
  */
-export async function startPublicServer(dialect: 'sqlite' | 'postgres', env: Record<string, string> = {}): Promise<TestServer & { publicUrl: string }> {
+export async function startPublicServer(
+  dialect: 'sqlite' | 'postgres',
+  env: Record<string, string> = {},
+  opts: { clock?: Clock } = {},
+): Promise<TestServer & { publicUrl: string; answered(): number }> {
   let target = 0;
+  // recordInfo answers sent in full: a test can wait until a client has had one given after some moment.
+  let answered = 0;
   const front = http.createServer((req, res) => {
+    if (req.url?.startsWith('/api/v1/jobs/recordInfo')) res.once('finish', () => answered++);
     const up = http.request({ host: '127.0.0.1', port: target, method: req.method, path: req.url, headers: req.headers }, (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(res);
@@ -24,7 +32,7 @@ export async function startPublicServer(dialect: 'sqlite' | 'postgres', env: Rec
   });
   await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
   const publicUrl = `http://127.0.0.1:${(front.address() as AddressInfo).port}`;
-  const s = await startServer(dialect, { ...FAST, ALLOW_PRIVATE_NETWORK: 'true', PUBLIC_BASE_URL: publicUrl, ...env });
+  const s = await startServer(dialect, { ...FAST, ALLOW_PRIVATE_NETWORK: 'true', PUBLIC_BASE_URL: publicUrl, ...env }, undefined, opts);
   target = Number(new URL(s.url).port);
   if (env.RUN_ENGINE !== 'false') {
     s.services.engine.start();
@@ -33,6 +41,7 @@ export async function startPublicServer(dialect: 'sqlite' | 'postgres', env: Rec
   return {
     ...s,
     publicUrl,
+    answered: () => answered,
     close: async () => {
       front.closeAllConnections();
       await new Promise<void>((resolve) => front.close(() => resolve()));
