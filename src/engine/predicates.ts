@@ -2,7 +2,7 @@
  * The engine's predicates over task states, spelled exactly as the partial indexes that serve them
  * are defined (migrations 006 and 007, frozen there): SQLite uses a partial index only for a query
  * that repeats its predicate, and PostgreSQL must prove the query's predicate implies the index's.
- * A change of the states needs a new migration; test/tasks/claim.test.ts reads the indexes back
+ * A change of the states needs a new migration; test/engine/claim.test.ts reads the indexes back
  * from the database and checks them against ACTIVE_STATES.
  */
 

@@ -61,7 +61,7 @@ export const TOOLS: Record<Tool, ToolInfo> = {
     present: () => PRLIMIT !== undefined,
     missing: () => 'no prlimit in /usr/bin or /bin',
     install: 'util-linux (apt-get install util-linux)',
-    skips: 'the connection-flood test (test/foundation/connection-flood.test.ts)',
+    skips: 'the connection-flood test (test/http/connection-flood.test.ts)',
   },
 };
 

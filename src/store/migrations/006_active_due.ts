@@ -10,7 +10,7 @@ import { sql, type Kysely } from 'kysely';
  *
  * Frozen text: a released migration never changes, so its SQL is written out here and imports
  * nothing the code may change later. The claim spells the predicate the same way
- * (src/engine/predicates.ts; test/tasks/claim.test.ts checks the index against the engine's states).
+ * (src/engine/predicates.ts; test/engine/claim.test.ts checks the index against the engine's states).
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await sql.raw("create index tasks_active_due on tasks (run_at) where state in ('waiting', 'queuing', 'generating')").execute(db);

@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/http/app.js';
 import { dialects } from '../helpers/db.js';
 import type { TestServer } from '../helpers/server.js';
-import { noticeToken, postNotice, serverWithUpstream, type FakeUpstream } from './fake-upstream.js';
-import { create, eventually, info, settle } from './support.js';
+import { noticeToken, postNotice, serverWithUpstream, type FakeUpstream } from '../tasks/fake-upstream.js';
+import { create, eventually, info, settle } from '../tasks/support.js';
 
 /** The upstream callback address (issue 8): wakes its task, unguessable, size-limited, says nothing, never logged. */
 describe.each(dialects())('upstream notify address on %s', (dialect) => {

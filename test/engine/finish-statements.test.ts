@@ -4,8 +4,8 @@ import pg from 'pg';
 import { startReceiver } from '../callbacks/receiver.js';
 import { dialects } from '../helpers/db.js';
 import type { TestServer } from '../helpers/server.js';
-import { noticeToken, postNotice, serverWithUpstream, type FakeUpstream } from './fake-upstream.js';
-import { create, eventually, info } from './support.js';
+import { noticeToken, postNotice, serverWithUpstream, type FakeUpstream } from '../tasks/fake-upstream.js';
+import { create, eventually, info } from '../tasks/support.js';
 
 /** One statement this test process sent to PostgreSQL: its text, its connection, and the rows it returned or changed once answered. */
 interface Sent {

@@ -7,7 +7,7 @@ import { buildServices, type Services } from '../../src/services.js';
 import { dialects, onPostgres } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { startHeldFalRoute } from '../fakes/fal.js';
-import { FAST, MovableClock, create, eventually, expectLedgerInvariant, info, taskEntries } from './support.js';
+import { FAST, MovableClock, create, eventually, expectLedgerInvariant, info, taskEntries } from '../tasks/support.js';
 
 const MODEL = 'google/nano-banana';
 

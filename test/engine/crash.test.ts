@@ -5,7 +5,7 @@ import { buildServices } from '../../src/services.js';
 import { MICROS_PER_USD } from '../../src/billing/index.js';
 import { spawnServe, stop } from '../helpers/cli.js';
 import { createTestDb, dialects, type TestDb } from '../helpers/db.js';
-import { UNLIMITED, eventually, expectLedgerInvariant } from './support.js';
+import { UNLIMITED, eventually, expectLedgerInvariant } from '../tasks/support.js';
 
 /** Real `gengate serve` processes over one database: kill -9, restarts and two processes at once. */
 describe.each(dialects())('processes sharing a %s database', (dialect) => {

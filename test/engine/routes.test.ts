@@ -11,8 +11,8 @@ import { buildServices } from '../../src/services.js';
 import { createTestDb, dialects } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { gengate } from '../helpers/cli.js';
-import { startFakeUpstream } from './fake-upstream.js';
-import { FAST, MovableClock, create, eventually, expectLedgerInvariant, fetchFile, info, resultUrls, settle, taskEntries } from './support.js';
+import { startFakeUpstream } from '../tasks/fake-upstream.js';
+import { FAST, MovableClock, create, eventually, expectLedgerInvariant, fetchFile, info, resultUrls, settle, taskEntries } from '../tasks/support.js';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'gengate-routes-'));
 const png = path.join(scratch, 'result.png');

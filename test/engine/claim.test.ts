@@ -9,7 +9,7 @@ import { handedCount } from '../../src/engine/routing.js';
 import { expiringTasks } from '../../src/engine/sweep.js';
 import { ACTIVE_STATES } from '../../src/tasks/states.js';
 import { dialects, freshDatabase, type FreshDatabase } from '../helpers/db.js';
-import { accountRow, taskRow } from './support.js';
+import { accountRow, taskRow } from '../tasks/support.js';
 
 const NOW = 1_800_000_000_000;
 const STATES: TaskState[] = ['waiting', 'queuing', 'generating', 'success', 'fail'];

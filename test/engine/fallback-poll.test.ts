@@ -2,8 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/db.js';
 import type { TestServer } from '../helpers/server.js';
-import { noticeToken, postNotice, serverWithUpstream, type FakeUpstream } from './fake-upstream.js';
-import { create, eventually, info, settle } from './support.js';
+import { noticeToken, postNotice, serverWithUpstream, type FakeUpstream } from '../tasks/fake-upstream.js';
+import { create, eventually, info, settle } from '../tasks/support.js';
 
 /**
  * Decision 2102: with UPSTREAM_WEBHOOKS, a route whose upstream posts a notice when a job ends

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { randomId, timeOrderedId } from '../../src/ids.js';
+import { randomId, timeOrderedId } from '../src/ids.js';
 
 describe('randomId', () => {
   it('gives URL-safe ids of the asked length that never repeat, across pool refills', () => {

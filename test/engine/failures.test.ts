@@ -4,7 +4,7 @@ import { LocalBackend, type Backend, type BackendJob } from '../../src/backends/
 import { buildServices } from '../../src/services.js';
 import { dialects, onPostgres } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { FAST, MovableClock, create, eventually, expectLedgerInvariant, info, settle, taskEntries } from './support.js';
+import { FAST, MovableClock, create, eventually, expectLedgerInvariant, info, settle, taskEntries } from '../tasks/support.js';
 
 /** SPEC "Task failures": marker → failCode and error.type. */
 const CODES: Array<[string, number, string]> = [

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { UNLIMITED, create, info } from './support.js';
+import { UNLIMITED, create, info } from '../tasks/support.js';
 
 /**
  * The engine looks at a task when its backend says something will have changed, not every poll

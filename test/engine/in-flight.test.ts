@@ -6,8 +6,8 @@ import { MICROS_PER_USD } from '../../src/billing/index.js';
 import { spawnServe, stop } from '../helpers/cli.js';
 import { createTestDb, dialects, type TestDb } from '../helpers/db.js';
 import type { TestServer } from '../helpers/server.js';
-import { noticeToken, postNotice, sameApiUpstream, serverWithUpstream, type FakeUpstream } from './fake-upstream.js';
-import { UNLIMITED, create, eventually, info, settle } from './support.js';
+import { noticeToken, postNotice, sameApiUpstream, serverWithUpstream, type FakeUpstream } from '../tasks/fake-upstream.js';
+import { UNLIMITED, create, eventually, info, settle } from '../tasks/support.js';
 
 /**
  * Issue 21, decision 2102: a handed task whose upstream reports no change is polled from the

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { shown } from '../../src/errors.js';
+import { shown } from '../src/errors.js';
 
 describe('shown (the "got ..." part of a 400)', () => {
   it('previews a value nested 100,000 deep without overflowing the stack (issue 17: it answered 500)', () => {
