@@ -54,7 +54,7 @@ export async function stepTask(deps: EngineDeps, task: TaskWork): Promise<void> 
   const breaker = ref ? deps.health.breaker(ref) : null;
   const job = jobOf(task, deps.catalog);
   const call = <T>(p: () => Promise<T>, what: string) =>
-    tracing.span(`upstream.${what}`, { 'gengate.route': backend.name }, () => withTimeout(p(), settings.callTimeoutMs, `backend ${backend.name} ${what}`));
+    tracing.span(`backend.${what}`, { 'gengate.route': backend.name }, () => withTimeout(p(), settings.callTimeoutMs, `backend ${backend.name} ${what}`));
   const next = pollDelay(deps, kind, clock.now() - Number(task.handed_at ?? clock.now()), backend);
   try {
     const backendRef = task.backend_ref ?? '';

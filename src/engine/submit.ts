@@ -125,7 +125,7 @@ async function handOff(deps: EngineDeps, task: TaskWork, ready: TaskWork, ref: R
   const upstream = ref.route.backend !== 'local';
   let ref_: string;
   try {
-    ref_ = await tracing.span('upstream.submit', { 'gengate.route': ref.name }, () =>
+    ref_ = await tracing.span('backend.submit', { 'gengate.route': ref.name }, () =>
       withTimeout(backend.submit(job), settings.callTimeoutMs, `backend ${ref.name} submit`),
     );
     if (typeof ref_ !== 'string' || ref_.length === 0 || ref_.length > 2000) throw new Error(`backend ${ref.name} submit returned no usable reference`);
