@@ -100,9 +100,6 @@ export function buildApp(services: Services, opts: { logStream?: NodeJS.Writable
     },
     // Each request runs in its span's context, so the spans it makes (create, upstream) are its children.
     ...(tracing.on ? { serverFactory: tracedServer } : {}),
-    // A request that arrives on an open connection while the server drains is answered (and its
-    // connection closed after), not refused with 503: a rolling restart answers no 5xx (decision 2602).
-    return503OnClosing: false,
     bodyLimit: config.BODY_LIMIT_BYTES,
     requestIdHeader: false,
     // Errors Fastify meets before routing (a malformed %-escape in the path) get the envelope too.
