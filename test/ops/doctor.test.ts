@@ -44,7 +44,6 @@ describe('gengate doctor', () => {
     const kie = await startKieFake('kie-key');
     closers.push(() => kie.close());
     const catalog = path.join(db!.dir, 'catalog.json');
-    const gone = `http://127.0.0.1:${await freePort()}`;
     writeFileSync(
       catalog,
       JSON.stringify({
@@ -57,16 +56,16 @@ describe('gengate doctor', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const lines = r.stdout.trim().split('\n');
-    expect(lines.filter((l) => !/^(ok  |--  ) /.test(l)).slice(0, -1)).toEqual([]);
+    expect(lines.filter((l) => !/^(ok {2}|-- {2}) /.test(l)).slice(0, -1)).toEqual([]);
     expect(lines).toEqual(
       expect.arrayContaining([
         'ok   configuration: settings parse (role all, database sqlite)',
         `ok   migrations: all ${MIGRATIONS.length} applied`,
-        expect.stringMatching(/^ok   ffmpeg: .* \((npm|system), version .*\)$/),
-        expect.stringMatching(/^ok   ffprobe: /),
+        expect.stringMatching(/^ok {3}ffmpeg: .* \((npm|system), version .*\)$/),
+        expect.stringMatching(/^ok {3}ffprobe: /),
         expect.stringMatching(new RegExp(`^ok   route kie-main: ${kie.url} answers \\(HTTP \\d+, \\d+ ms\\); credit 1000$`)),
-        expect.stringMatching(/^ok   clock: http:\/\/127\.0\.0\.1:\d+: \+0 ms against this machine \(to within 1 s\)$/),
-        expect.stringMatching(/^ok   permissions: data folder: .* mode 700$/),
+        expect.stringMatching(/^ok {3}clock: http:\/\/127\.0\.0\.1:\d+: \+0 ms against this machine \(to within 1 s\)$/),
+        expect.stringMatching(/^ok {3}permissions: data folder: .* mode 700$/),
         expect.stringMatching(/^-- {3}redis: REDIS_URL not set/),
       ]),
     );
