@@ -53,8 +53,13 @@ export async function stepTask(deps: EngineDeps, task: TaskWork): Promise<void> 
   const kind = ref?.route.backend ?? (task.backend === 'local' ? 'local' : 'upstream');
   const breaker = ref ? deps.health.breaker(ref) : null;
   const job = jobOf(task, deps.catalog);
+  const timed =
+    <T>(p: () => Promise<T>, what: string) =>
+    () =>
+      withTimeout(p(), settings.callTimeoutMs, `backend ${backend.name} ${what}`);
+  // A span for each call to an upstream (decision 2603); the local backend's calls are part of the step's own span.
   const call = <T>(p: () => Promise<T>, what: string) =>
-    tracing.span(`backend.${what}`, { 'gengate.route': backend.name }, () => withTimeout(p(), settings.callTimeoutMs, `backend ${backend.name} ${what}`));
+    kind === 'local' ? timed(p, what)() : tracing.span(`upstream.${what}`, { 'gengate.route': backend.name }, timed(p, what));
   const next = pollDelay(deps, kind, clock.now() - Number(task.handed_at ?? clock.now()), backend);
   try {
     const backendRef = task.backend_ref ?? '';

@@ -125,9 +125,9 @@ async function handOff(deps: EngineDeps, task: TaskWork, ready: TaskWork, ref: R
   const upstream = ref.route.backend !== 'local';
   let ref_: string;
   try {
-    ref_ = await tracing.span('backend.submit', { 'gengate.route': ref.name }, () =>
-      withTimeout(backend.submit(job), settings.callTimeoutMs, `backend ${ref.name} submit`),
-    );
+    const submit = () => withTimeout(backend.submit(job), settings.callTimeoutMs, `backend ${ref.name} submit`);
+    // A span for a call to an upstream (decision 2603); a hand-off to the local backend is part of the step's.
+    ref_ = await (upstream ? tracing.span('upstream.submit', { 'gengate.route': ref.name }, submit) : submit());
     if (typeof ref_ !== 'string' || ref_.length === 0 || ref_.length > 2000) throw new Error(`backend ${ref.name} submit returned no usable reference`);
   } catch (e) {
     await submitFailed(deps, task, ref, backend, e);

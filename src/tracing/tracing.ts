@@ -1,4 +1,7 @@
-import { context, propagation, trace, SpanKind, SpanStatusCode, ROOT_CONTEXT, type Attributes, type Context, type Span } from '@opentelemetry/api';
+import { context, propagation, trace, SpanKind, SpanStatusCode, TraceFlags, ROOT_CONTEXT, type Attributes, type Context, type Span } from '@opentelemetry/api';
+
+/** A kept W3C traceparent: version 00, trace id, span id, flags. */
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
 /** Whether a tracer provider was started (startTracing): every hook below is one test of it when off. */
 let on = false;
@@ -36,17 +39,21 @@ export const tracing = {
     });
   },
 
-  /** The active span's `traceparent` (kept with a task so its engine steps and callbacks join the request's trace), or null. */
+  /**
+   * The active span's W3C `traceparent`, kept with a task so its engine steps and callbacks join the
+   * request's trace (and are kept or dropped with it: the sampler follows the parent's flag), or null.
+   */
   parentOfActive(): string | null {
     if (!on) return null;
-    const carrier: Carrier = {};
-    propagation.inject(context.active(), carrier);
-    return typeof carrier.traceparent === 'string' ? carrier.traceparent : null;
+    const ctx = trace.getSpanContext(context.active());
+    return ctx ? `00-${ctx.traceId}-${ctx.spanId}-${ctx.traceFlags & TraceFlags.SAMPLED ? '01' : '00'}` : null;
   },
 
   /** The context a kept `traceparent` stands for (the root when none). */
   contextOf(traceparent: string | null | undefined): Context {
-    return on && traceparent ? propagation.extract(ROOT_CONTEXT, { traceparent }) : ROOT_CONTEXT;
+    if (!on || !traceparent) return ROOT_CONTEXT;
+    const m = TRACEPARENT.exec(traceparent);
+    return m ? trace.setSpanContext(ROOT_CONTEXT, { traceId: m[1]!, spanId: m[2]!, traceFlags: Number.parseInt(m[3]!, 16), isRemote: true }) : ROOT_CONTEXT;
   },
 
   /** Starts the span of one HTTP request, a child of the caller's `traceparent` header if it sent one. */

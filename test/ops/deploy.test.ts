@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments, parse } from 'yaml';
 import { CREDENTIAL_SETTING, configSchema, loadConfig } from '../../src/config.js';
+import { startServer } from '../helpers/server.js';
 
 /**
  * The container image and the manifests (deploy/, Dockerfile; decision 2600), checked without a
@@ -134,6 +135,25 @@ describe('the container image and the manifests', () => {
     }
     const secretNames = readFileSync('deploy/kubernetes/README.md', 'utf8').matchAll(/--from-literal=([A-Z_]+)=/g);
     expect(unknown(Object.fromEntries([...secretNames].map((m) => [m[1]!, 'x'])))).toEqual([]);
+  });
+
+  it('the alert rules and the Grafana dashboard use only metrics GenGate exports', async () => {
+    const rules = parse(readFileSync('deploy/monitoring/alerts.yml', 'utf8')) as { groups: Array<{ rules: Array<{ alert: string; expr: string }> }> };
+    const dashboard = JSON.parse(readFileSync('deploy/monitoring/grafana-dashboard.json', 'utf8')) as { panels: Array<{ targets: Array<{ expr: string }> }> };
+    const exprs = [...rules.groups.flatMap((g) => g.rules.map((r) => r.expr)), ...dashboard.panels.flatMap((p) => p.targets.map((t) => t.expr))];
+    expect(rules.groups[0]!.rules.length).toBeGreaterThan(10);
+    const s = await startServer('sqlite');
+    try {
+      const text = await (await fetch(`${s.url}/metrics`)).text();
+      const exported = new Set(
+        [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].flatMap((m) => (m[2] === 'histogram' ? ['_bucket', '_count', '_sum'].map((x) => m[1]! + x) : [m[1]!])),
+      );
+      const used = new Set(exprs.flatMap((e) => [...e.matchAll(/\b((?:gengate|process|nodejs)_[a-z0-9_]+)/g)].map((m) => m[1]!)));
+      expect(used.size).toBeGreaterThan(15);
+      expect([...used].filter((name) => !exported.has(name))).toEqual([]);
+    } finally {
+      await s.close();
+    }
   });
 
   it('docker compose config accepts both compose files', async () => {

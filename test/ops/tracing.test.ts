@@ -7,6 +7,10 @@ import { otlpHeaders } from '../../src/tracing/index.js';
 import { spawnServe, stop } from '../helpers/cli.js';
 import { createTestDb, type TestDb } from '../helpers/db.js';
 import { eventually } from '../tasks/support.js';
+import { startKieFake } from '../fakes/kie.js';
+import { makeStill } from '../media/helpers.js';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 
 /** One span as OTLP/HTTP JSON carries it. */
 interface OtlpSpan {
@@ -80,7 +84,16 @@ describe('OpenTelemetry traces (decision 2603)', () => {
     await s.close();
     const cb = await callbacks();
     closers.push(cb.close);
-    return { env, apiKey, cb };
+    // seedream-pro goes to an upstream (a kie.ai double), so the trace has its calls.
+    const kie = await startKieFake('kie-trace');
+    closers.push(() => kie.close());
+    kie.media('image.jpg', await makeStill(path.join(db.dir, 'image.jpg')), 'image/jpeg');
+    const catalog = path.join(db.dir, 'catalog.json');
+    writeFileSync(
+      catalog,
+      JSON.stringify({ models: { 'seedream-pro': { routes: [{ backend: 'kie', base_url: kie.url, upload_url: kie.uploadUrl, key_env: 'KIE_TRACE_KEY' }] } } }),
+    );
+    return { env: { ...env, GENGATE_CATALOG: catalog, KIE_TRACE_KEY: 'kie-trace', UPSTREAM_POLL_MS: '20' }, apiKey, cb };
   }
 
   /** Creates one task (with a caller's traceparent) and waits for its callback; returns the task id. */
@@ -88,7 +101,7 @@ describe('OpenTelemetry traces (decision 2603)', () => {
     const res = await fetch(`${url}/api/v1/jobs/createTask`, {
       method: 'POST',
       headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', ...(traceparent ? { traceparent } : {}) },
-      body: JSON.stringify({ model: 'seedream-flash', input: { prompt: 'traced', seed: 1 }, callBackUrl }),
+      body: JSON.stringify({ model: 'seedream-pro', input: { prompt: 'traced' }, callBackUrl }),
     });
     expect(res.status).toBe(200);
     const taskId = ((await res.json()) as { data: { taskId: string } }).data.taskId;
@@ -96,7 +109,7 @@ describe('OpenTelemetry traces (decision 2603)', () => {
     return taskId;
   }
 
-  it('one trace from the request through the create transaction, the engine steps, the backend calls and the callback; its id in the log lines', async () => {
+  it('one trace from the request through the create transaction, the engine steps, the upstream calls and the callback; its id in the log lines', async () => {
     const { env, apiKey, cb } = await setup();
     const otlp = await receiver();
     closers.push(otlp.close);
@@ -117,10 +130,10 @@ describe('OpenTelemetry traces (decision 2603)', () => {
     expect(request!.kind).toBe(2); // SERVER
     expect(byName('tasks.create').map((s) => s.parentSpanId)).toEqual([request!.spanId]);
     const steps = byName('engine.step');
-    expect(steps.length).toBeGreaterThanOrEqual(2); // hand-off, then progress and results
+    expect(steps.length).toBeGreaterThanOrEqual(2); // hand-off, then polls and the result
     for (const s of steps) expect(s.parentSpanId).toBe(request!.spanId);
     const stepIds = new Set(steps.map((s) => s.spanId));
-    for (const name of ['backend.submit', 'backend.progress', 'backend.results']) {
+    for (const name of ['upstream.submit', 'upstream.progress', 'upstream.results']) {
       expect(byName(name).length, name).toBeGreaterThan(0);
       for (const s of byName(name)) expect(stepIds.has(s.parentSpanId!), name).toBe(true);
     }
