@@ -16,12 +16,13 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
-# Scripts off for the install, as `prepare` (the build) needs the sources, copied next; `npm rebuild`
-# then runs the packages' own install steps (better-sqlite3's binary, esbuild's).
-RUN npm ci --no-audit --no-fund --ignore-scripts \
- && npm rebuild
+# Scripts off for the install (a layer that changes only with the lock file), as `prepare` (the
+# build) needs the sources, copied next; `npm rebuild` then runs the packages' own install steps
+# (better-sqlite3's binary, esbuild's, the ffmpeg packages').
+RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY . .
-RUN npm run build \
+RUN npm rebuild \
+ && npm run build \
  && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:${NODE_VERSION}-bookworm-slim
