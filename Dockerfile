@@ -34,6 +34,8 @@ WORKDIR /app
 COPY --from=build /app/package.json /app/package-lock.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# The built-in model definitions, read at start (src/catalog/defaults.ts).
+COPY --from=build /app/catalog ./catalog
 COPY --from=build /app/bin ./bin
 COPY --from=build /app/packages/client/package.json ./packages/client/package.json
 COPY --from=build /app/packages/client/dist ./packages/client/dist

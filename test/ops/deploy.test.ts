@@ -71,6 +71,7 @@ describe('the container image and the manifests', () => {
     expect(text).toMatch(/^USER node$/m);
     expect(text).toMatch(/^HEALTHCHECK .*\n?.*\/healthz/m);
     expect(text).toMatch(/COPY --from=build \/app\/dist \.\/dist/); // the console is built into dist/console
+    expect(text).toMatch(/COPY --from=build \/app\/catalog \.\/catalog/); // the built-in model definitions, read at start
     expect(unknown(dockerfileEnv())).toEqual([]);
     expect(() => loadConfig(dockerfileEnv())).not.toThrow();
     expect(readFileSync('.dockerignore', 'utf8')).toMatch(/^node_modules$/m);
