@@ -16,6 +16,7 @@ import { benchStartup, printStartup } from './startup.js';
 import { benchClassifier, benchModerationAttack, printModeration } from './moderation.js';
 import { benchUsage, printUsage } from './usage.js';
 import { benchInflight, printInflight } from './inflight.js';
+import { benchTracing, printTracing } from './tracing.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
@@ -68,6 +69,14 @@ const CREATE_TARGET: Target = {
   method: 'POST',
   body: CREATE_BODY,
 };
+
+/** BENCH_ONLY=tracing measures just what tracing costs createTask (issue 38). */
+const tracingRun = () => benchTracing({ seconds, connections, rounds: Number(process.env.BENCH_ROUNDS ?? 3), body: CREATE_BODY });
+if (process.env.BENCH_ONLY === 'tracing') {
+  const t = await tracingRun();
+  printTracing(t);
+  process.exit(t.pass ? 0 : 1);
+}
 
 /** Each HTTP target with the minimum ratio to the bare server that its issue sets. `{taskId}` is filled in after setup. */
 const targets: Target[] = [
@@ -273,6 +282,8 @@ const scale = await benchScale({ seconds, connections, rounds: Number(process.en
 const usage = await benchUsage();
 // Issue 21: 10,000 tasks in flight at a kie-shaped upstream on one worker (SQLite, and PostgreSQL when a URL is given).
 const inflight = await benchInflight();
+// Issue 38: tracing on costs createTask at most 10 %; off, its hooks' share of a request.
+const traced = await tracingRun();
 const recordInfoCpu = results.find((r) => r.name === 'GET /api/v1/jobs/recordInfo')?.cpuUsPerReq;
 const limitShare = recordInfoCpu ? Math.round((limitCheck.usPerCheck / recordInfoCpu) * 1000) / 10 : undefined;
 
@@ -298,6 +309,7 @@ printModeration(classifier, attack);
 if (scale) printScale(scale);
 printUsage(usage);
 printInflight(inflight);
+printTracing(traced);
 for (const m of micro) console.log(m.name.padEnd(60), `median ${m.medianMs.toFixed(3)} ms`.padStart(20), `(limit ${m.maxMs} ms)`, m.pass ? 'PASS' : 'FAIL');
 console.log(yamlDefinitions.name.padEnd(60), `median ${yamlDefinitions.medianMs.toFixed(3)} ms`.padStart(20), '(information)');
 console.log(
@@ -308,7 +320,7 @@ for (const p of probes) console.log(`${p.name}: median ${p.medianMs} ms (for inf
 mkdirSync('bench/results', { recursive: true });
 writeFileSync(
   'bench/results/latest.json',
-  `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds, connections, http: results, startup, micro, yamlDefinitions, burst, callbacks, classifier, attack, upload, uploadMemory, probes, limitCheck: { ...limitCheck, shareOfRecordInfoPercent: limitShare }, scale, usage, inflight }, null, 2)}\n`,
+  `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds, connections, http: results, startup, micro, yamlDefinitions, burst, callbacks, classifier, attack, upload, uploadMemory, probes, limitCheck: { ...limitCheck, shareOfRecordInfoPercent: limitShare }, scale, usage, inflight, tracing: traced }, null, 2)}\n`,
 );
 console.log('\nwritten bench/results/latest.json');
 process.exit(
@@ -323,7 +335,8 @@ process.exit(
     uploadMemory.pass &&
     scale?.oneApi.pass !== false &&
     usage.every((u) => u.pass) &&
-    inflight.every((r) => r.pass)
+    inflight.every((r) => r.pass) &&
+    traced.pass
     ? 0
     : 1,
 );

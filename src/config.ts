@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { tracingSettings } from './tracing/index.js';
 
 /** Thrown when the settings are wrong; main prints the message and exits with code 2. */
 export class ConfigError extends Error {}
@@ -220,6 +221,7 @@ export const configSchema = z
     SIGNIN_LIMIT_PER_ADDRESS: z.coerce.number().int().min(1).max(1_000_000).default(30).describe('a whole number of attempts from 1 to 1000000'),
     SIGNIN_LIMIT_PER_EMAIL: z.coerce.number().int().min(1).max(1_000_000).default(10).describe('a whole number of attempts from 1 to 1000000'),
     ROUTE_BREAKER_COOLDOWN_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000).describe('a whole number of milliseconds from 0 to 3600000'),
+    ...tracingSettings,
   })
   .superRefine((c, ctx) => {
     // Settings that only make sense together: named here so the error says what is missing.

@@ -5,7 +5,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { AppError } from './errors.js';
 import { openCore, StartError, type Core } from './core.js';
 import { systemClock } from './clock.js';
-import { addAdminCommands, addMemberCommands, addModelsCommands, addMoneyCommands, loadServe } from './cli/index.js';
+import { addAdminCommands, addBackupCommands, addDoctorCommand, addMemberCommands, addModelsCommands, addMoneyCommands, loadServe } from './cli/index.js';
 import { migrate } from './store/index.js';
 import { openDatabase } from './store/index.js';
 import { SecretKeyMissing } from './secrets/index.js';
@@ -96,6 +96,15 @@ program
     }),
   );
 addAdminCommands(program, run, (text) => process.stdout.write(`${text}\n`));
+/** Runs a command that opens what it needs itself (no migrations: backup, restore, doctor); an error exits as any start error. */
+const act = (fn: () => Promise<void>) => fn().catch(fail);
+addBackupCommands(
+  program,
+  () => loadConfig(),
+  act,
+  (text) => process.stdout.write(`${text}\n`),
+);
+addDoctorCommand(program, act, (text) => process.stdout.write(`${text}\n`));
 addMemberCommands(program, run, (text) => process.stdout.write(`${text}\n`));
 addMoneyCommands(program, run, (text) => process.stdout.write(`${text}\n`));
 addModelsCommands(

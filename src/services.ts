@@ -262,8 +262,8 @@ async function closeBackends(backends: Map<string, Backend>): Promise<void> {
   await Promise.allSettled([...backends.values()].map((b) => b.close?.()));
 }
 
-/** The blob store the settings ask for: S3 when S3_BUCKET is set, else files under DATA_DIR/files. */
-async function blobStore(config: Config): Promise<BlobStore> {
+/** The blob store the settings ask for: S3 when S3_BUCKET is set (under `prefix`, S3_PREFIX by default), else files under DATA_DIR/files. */
+export async function blobStore(config: Config, prefix = config.S3_PREFIX): Promise<BlobStore> {
   if (!config.S3_BUCKET) return new DiskBlobStore(path.join(config.DATA_DIR, 'files'));
   // Loaded only here: processes on the disk store never load the AWS SDK.
   const S3BlobStore = await loadS3BlobStore();
@@ -276,7 +276,7 @@ async function blobStore(config: Config): Promise<BlobStore> {
     forcePathStyle: config.S3_FORCE_PATH_STYLE,
     // S3-compatible servers often reject the newer default checksums.
     checksums: config.S3_CHECKSUMS ?? (config.S3_ENDPOINT ? 'WHEN_REQUIRED' : 'WHEN_SUPPORTED'),
-    prefix: config.S3_PREFIX,
+    prefix,
   });
 }
 

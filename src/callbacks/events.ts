@@ -56,8 +56,8 @@ export class EventWorker {
     this.work.start(log);
   }
 
-  async stop(): Promise<void> {
-    await this.work.stop();
+  async stop(graceMs?: number): Promise<void> {
+    await this.work.stop(graceMs);
   }
 
   /** One round without the loop; returns how many were attempted. */

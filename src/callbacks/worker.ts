@@ -14,6 +14,7 @@ import { EventWorker } from './events.js';
 import { claimDue, settle } from './lease.js';
 import { KEY_COLUMNS, attemptRow, signingKeys } from './log.js';
 import type { SigningKeys } from './signing.js';
+import { tracing } from '../tracing/index.js';
 
 /** Settings of the delivery worker. */
 export interface CallbackSettings {
@@ -43,6 +44,8 @@ export interface CallbackDeps {
 interface Claimed {
   c: CallbacksTable;
   task: TaskRow | null;
+  /** The creating request's traceparent (decision 2603). */
+  traceParent: string | null;
   keys: SigningKeys;
   accountId: string | null;
 }
@@ -80,9 +83,14 @@ export class CallbackWorker {
     this.events.start(log);
   }
 
-  /** Stops claiming and waits for the deliveries in flight. */
-  async stop(): Promise<void> {
-    await Promise.all([this.work.stop(), this.events.stop()]);
+  /** Stops claiming and waits for the deliveries in flight (for at most `graceMs` when given; decision 2602). */
+  async stop(graceMs?: number): Promise<void> {
+    await Promise.all([this.work.stop(graceMs), this.events.stop(graceMs)]);
+  }
+
+  /** Deliveries running now. */
+  get busy(): number {
+    return this.work.busy;
   }
 
   /** One round without the loop: claims what is due (callbacks and account events) and delivers it; returns how many were attempted. */
@@ -110,7 +118,7 @@ export class CallbackWorker {
           .innerJoin('accounts', 'accounts.id', 'tasks.account_id')
           .select(TASK_VIEW_COLUMNS.map((col) => `tasks.${col}` as const))
           .select(KEY_COLUMNS)
-          .select('tasks.account_id')
+          .select(['tasks.account_id', 'tasks.trace_parent'])
           .where(
             'tasks.id',
             'in',
@@ -123,6 +131,7 @@ export class CallbackWorker {
           return {
             c,
             task: t ? ({ ...t, seq: Number(t.seq) } as unknown as TaskRow) : null,
+            traceParent: t?.trace_parent ?? null,
             keys: t ? signingKeys(this.deps.secrets, t, now) : { secret: '', previous: null },
             accountId: t ? t.account_id : null,
           };
@@ -132,8 +141,13 @@ export class CallbackWorker {
     );
   }
 
+  /** One attempt of one claimed delivery, in the creating request's trace (decision 2603; off, a direct call). */
+  private deliver(claimed: Claimed): Promise<void> {
+    return tracing.span('callback.deliver', { 'gengate.task_id': claimed.c.task_id }, () => this.attempt(claimed), tracing.contextOf(claimed.traceParent));
+  }
+
   /** One attempt of one claimed delivery, then its outcome written back (only while this worker holds the lease). */
-  private async deliver({ c, task, keys, accountId }: Claimed): Promise<void> {
+  private async attempt({ c, task, keys, accountId }: Claimed): Promise<void> {
     const { clock, guard, view, settings } = this.deps;
     let attempt: Attempt;
     const started = clock.now();

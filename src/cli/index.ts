@@ -3,6 +3,8 @@ export { addAdminCommands } from './admin.js';
 export { addMemberCommands } from './members.js';
 export { addMoneyCommands } from './money.js';
 export { addModelsCommands, checkModels, importModels } from './models.js';
+export { addBackupCommands } from './backup.js';
+export { addDoctorCommand } from './doctor.js';
 
 /** `gengate serve`, loaded on demand. */
 export async function loadServe() {

@@ -6,6 +6,7 @@ import { buildApp } from '../http/index.js';
 import { checkToolchain, describeToolchain } from '../media/index.js';
 import { firstRun } from './first-run.js';
 import { tuneHeap } from './heap.js';
+import { startTracing } from '../tracing/index.js';
 
 /**
  * `gengate serve`: migrations, first-run account, HTTP; stops cleanly on SIGINT/SIGTERM. ROLE
@@ -19,8 +20,14 @@ export async function serve(config: Config): Promise<void> {
   tuneHeap();
   const api = config.ROLE !== 'worker';
   const work = config.ROLE !== 'api' && config.RUN_ENGINE;
+  const role = api && work ? 'all' : api ? 'api' : 'worker';
+  // Before the services and the app: they hook into tracing as they are built (off: nothing is loaded).
+  const traces = await step('tracing', () => startTracing(config, role));
   // Only a process that runs the engine calls upstreams: an api process needs no provider credentials.
-  const services = await buildServices(config, { upstreams: work });
+  const services = await buildServices(config, { upstreams: work }).catch(async (e: unknown) => {
+    await traces?.shutdown();
+    throw e;
+  });
   let app: FastifyInstance | undefined;
   try {
     if (api && config.FIRST_RUN_ACCOUNT) await step('first-run account', () => firstRun(services, (line) => process.stdout.write(`${line}\n`)));
@@ -29,6 +36,7 @@ export async function serve(config: Config): Promise<void> {
   } catch (e) {
     await app?.close().catch(() => {});
     await services.close().catch(() => {});
+    await traces?.shutdown();
     throw e;
   }
   if (services.database.dialect === 'postgres' && !config.GENGATE_SECRET_KEY) {
@@ -42,7 +50,6 @@ export async function serve(config: Config): Promise<void> {
   if (work) services.payments.fees?.start();
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
-  const role = api && work ? 'all' : api ? 'api' : 'worker';
   process.stdout.write(
     `GenGate ${role === 'worker' ? 'worker (health and metrics only) ' : ''}listening on http://${config.HOST}:${port} ` +
       `(role: ${role}, database: ${services.database.dialect}, files: ${config.S3_BUCKET ? `s3 ${config.S3_BUCKET}` : 'disk'}, wake-ups: ${services.wakeups.kind}, data: ${config.DATA_DIR})\n`,
@@ -52,10 +59,21 @@ export async function serve(config: Config): Promise<void> {
     if (stopping) return;
     stopping = true;
     app.log.info({ signal }, 'stopping');
-    // No new connections; requests in flight get SHUTDOWN_GRACE_MS, then what is left is closed
-    // (src/http/drain.ts). Only then does the engine stop claiming and wait for its steps.
-    await app.close();
+    // Decision 2602, all at once: no new connections, and requests in flight (also those arriving
+    // on open connections) get SHUTDOWN_GRACE_MS before what is left is closed (src/http/drain.ts);
+    // the engine and the callback worker stop claiming, their steps and deliveries in flight get
+    // the same grace, and the tasks the engine holds are handed back. What still runs then is left
+    // to its lease (fenced, decision 0014). Then the rest closes, queued spans are sent, and exit.
+    const grace = config.SHUTDOWN_GRACE_MS;
+    await Promise.all([app.close(), work ? services.engine.stop(grace) : null, work ? services.callbacks.stop(grace) : null, services.payments.fees?.stop()]);
+    const left = services.engine.busy + services.callbacks.busy;
+    if (left > 0)
+      app.log.warn(
+        { steps: services.engine.busy, deliveries: services.callbacks.busy, graceMs: grace },
+        'stopping: work still running after the grace time is left to its leases',
+      );
     await services.close();
+    await traces?.shutdown();
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));

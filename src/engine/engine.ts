@@ -9,6 +9,7 @@ import { sweepExpired } from './sweep.js';
 import type { EngineDeps, TaskWork } from './deps.js';
 import { holderOf, leaseNow, leaseUntil, renewLease } from './lease.js';
 import { Watches } from './watch.js';
+import { tracing } from '../tracing/index.js';
 
 /** The little of a logger the engine uses (pino's app.log fits). */
 export type EngineLog = WorkLog;
@@ -115,9 +116,18 @@ export class Engine {
     this.work.start(log);
   }
 
-  /** Stops claiming and waits for the steps in progress (their leases are released by the steps themselves). */
-  async stop(): Promise<void> {
-    await this.watches.stop(this.work.stop());
+  /**
+   * Stops claiming and waits for the steps in progress (their leases are released by the steps
+   * themselves), for at most `graceMs` when given (decision 2602); then hands the tasks it holds
+   * back. A step still running after the grace keeps its lease until it runs out.
+   */
+  async stop(graceMs?: number): Promise<void> {
+    await this.watches.stop(this.work.stop(graceMs), graceMs);
+  }
+
+  /** Steps running now. */
+  get busy(): number {
+    return this.work.busy;
   }
 
   /** One round without the loop: claims what is due (up to the concurrency), runs those steps and the sweep. */
@@ -142,7 +152,13 @@ export class Engine {
       Math.max(100, Math.floor(leaseMs / 3)),
     );
     try {
-      await stepTask(this.deps, task);
+      // The step joins the trace of the request that created the task (decision 2603); off, a direct call.
+      await tracing.span(
+        'engine.step',
+        { 'gengate.task_id': task.id, 'gengate.state': task.state },
+        () => stepTask(this.deps, task),
+        tracing.contextOf(task.trace_parent),
+      );
     } catch (e) {
       // A step that failed to write (database down): the lease runs out and the task is tried again.
       this.work.log.error({ err: e, taskId: task.id }, 'engine: step failed');

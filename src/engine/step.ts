@@ -8,6 +8,7 @@ import { failTask } from './fail.js';
 import { keepNotice, moveHeld, release } from './lease.js';
 import { moveTask } from '../tasks/index.js';
 import { updateWhere } from '../store/index.js';
+import { tracing } from '../tracing/index.js';
 
 /** Longest wait between two polls after transient errors of an upstream. */
 const MAX_POLL_RETRY_MS = 60_000;
@@ -52,11 +53,17 @@ export async function stepTask(deps: EngineDeps, task: TaskWork): Promise<void> 
   const kind = ref?.route.backend ?? (task.backend === 'local' ? 'local' : 'upstream');
   const breaker = ref ? deps.health.breaker(ref) : null;
   const job = jobOf(task, deps.catalog);
-  const call = <T>(p: Promise<T>, what: string) => withTimeout(p, settings.callTimeoutMs, `backend ${backend.name} ${what}`);
+  const timed =
+    <T>(p: () => Promise<T>, what: string) =>
+    () =>
+      withTimeout(p(), settings.callTimeoutMs, `backend ${backend.name} ${what}`);
+  // A span for each call to an upstream (decision 2603); the local backend's calls are part of the step's own span.
+  const call = <T>(p: () => Promise<T>, what: string) =>
+    kind === 'local' ? timed(p, what)() : tracing.span(`upstream.${what}`, { 'gengate.route': backend.name }, timed(p, what));
   const next = pollDelay(deps, kind, clock.now() - Number(task.handed_at ?? clock.now()), backend);
   try {
     const backendRef = task.backend_ref ?? '';
-    const status = await call(backend.progress(job, backendRef), 'progress');
+    const status = await call(() => backend.progress(job, backendRef), 'progress');
     breaker?.success();
     switch (status.state) {
       case 'queued':
@@ -88,7 +95,7 @@ export async function stepTask(deps: EngineDeps, task: TaskWork): Promise<void> 
         await failTask(deps, task, status.kind, status.message);
         return;
       case 'done': {
-        const out = await call(backend.results(job, backendRef), 'results');
+        const out = await call(() => backend.results(job, backendRef), 'results');
         try {
           await finishTask(deps, task, job, out);
         } finally {

@@ -6,6 +6,7 @@ import { routesOf, type RouteRef } from './routing.js';
 import { applyTrims } from './trims.js';
 import { jobOf, pollDelay, withTimeout, type EngineDeps, type TaskWork } from './deps.js';
 import { failTask } from './fail.js';
+import { tracing } from '../tracing/index.js';
 import { keepNotice, moveHeld, release, updateHeld } from './lease.js';
 
 /** Path of the upstream callback URL; the token after it is the task's `upstream_token`. */
@@ -124,7 +125,9 @@ async function handOff(deps: EngineDeps, task: TaskWork, ready: TaskWork, ref: R
   const upstream = ref.route.backend !== 'local';
   let ref_: string;
   try {
-    ref_ = await withTimeout(backend.submit(job), settings.callTimeoutMs, `backend ${ref.name} submit`);
+    const submit = () => withTimeout(backend.submit(job), settings.callTimeoutMs, `backend ${ref.name} submit`);
+    // A span for a call to an upstream (decision 2603); a hand-off to the local backend is part of the step's.
+    ref_ = await (upstream ? tracing.span('upstream.submit', { 'gengate.route': ref.name }, submit) : submit());
     if (typeof ref_ !== 'string' || ref_.length === 0 || ref_.length > 2000) throw new Error(`backend ${ref.name} submit returned no usable reference`);
   } catch (e) {
     await submitFailed(deps, task, ref, backend, e);

@@ -213,14 +213,18 @@ export class Watches {
    * restart hands them to the other workers at once). A worker that dies instead leaves them claimed
    * until their watch lease runs out; then any worker takes them.
    */
-  async stop(steps?: Promise<unknown>): Promise<void> {
+  async stop(steps?: Promise<unknown>, graceMs?: number): Promise<void> {
     this.stopping = true;
     if (this.renewTimer) clearInterval(this.renewTimer);
     this.renewTimer = null;
     for (const entry of this.held.values()) if (entry.timer) clearTimeout(entry.timer);
     this.queue.length = 0;
     // The work loop's steps too (`steps`): a hand-off finishing now adopts its task, which is then given back with the rest.
-    await Promise.allSettled([steps, this.renewing, ...this.polling]);
+    const running = Promise.allSettled([steps, this.renewing, ...this.polling]);
+    let timer: NodeJS.Timeout | undefined;
+    // A poll still running after the grace is given back with the rest: its writes are fenced.
+    await (graceMs === undefined ? running : Promise.race([running, new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]));
+    clearTimeout(timer);
     const held = [...this.held.values()];
     this.held.clear();
     const now = this.deps.clock.now();

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage } from 'node:http';
 import { hostname } from 'node:os';
+import type { Span } from '@opentelemetry/api';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
 import { Errors } from '../errors.js';
@@ -10,6 +12,11 @@ import { stdoutSink } from './log-sink.js';
 import { Cors } from './cors.js';
 import { clientErrorHandler, guardConnections, type CountCut } from './connections.js';
 import { drainOnClose } from './drain.js';
+import { tracing } from '../tracing/index.js';
+
+/** The span of a request, kept on its raw request while tracing is on (decision 2603). */
+const SPAN = Symbol('span');
+type Traced = IncomingMessage & { [SPAN]?: Span };
 
 const GOOD_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -49,6 +56,8 @@ class RequestLog extends LogController {
     const ms = Math.round(reply.elapsedTime * 10) / 10;
     const status = reply.statusCode;
     this.observe(req.method, req.routeOptions.url, status, reply.elapsedTime);
+    const span = (req.raw as Traced)[SPAN];
+    if (span) tracing.endRequest(span, req.method, req.routeOptions.url, status);
     // The token of an upstream notification URL is a credential: never logged.
     const url = req.url.startsWith('/upstream/') ? req.url.replace(/\/notify\/[^/?]*/, '/notify/[redacted]') : req.url;
     if (error) {
@@ -57,12 +66,24 @@ class RequestLog extends LogController {
       // The same line pino would write for reply.log.info({method, url, status, ms}, 'request'),
       // put together directly: the request line is written for every request, and pino's
       // serialisation of it cost more than the rest of a cached read (measured).
+      const trace = span ? `"traceId":"${span.spanContext().traceId}",` : '';
       this.out.write(
-        `{"level":30,"time":${Date.now()}${this.base},"requestId":${JSON.stringify(req.id)},"method":${JSON.stringify(req.method)},` +
+        `{"level":30,"time":${Date.now()}${this.base},${trace}"requestId":${JSON.stringify(req.id)},"method":${JSON.stringify(req.method)},` +
           `"url":${JSON.stringify(url)},"status":${status},"ms":${ms},"msg":"request"}\n`,
       );
     }
   }
+}
+
+/** A Node HTTP server whose requests each run in a new span's context (only built while tracing is on). */
+function tracedServer(handler: (req: IncomingMessage, res: import('node:http').ServerResponse) => void) {
+  return createServer((req: Traced, res) => {
+    // The token of an upstream notification URL is a credential: never sent (as in the request log).
+    const path = (req.url ?? '/').split('?')[0]!.replace(/^(\/upstream\/.*\/notify\/)[^/]*/, '$1[redacted]');
+    const { span, context } = tracing.startRequest(req.method ?? 'GET', path, req.headers);
+    req[SPAN] = span;
+    tracing.with(context, () => handler(req, res));
+  });
 }
 
 /** Builds the HTTP app: envelope everywhere, request ids, redacted JSON logs, all routes (or, for a worker, only /healthz, /readyz, /metrics). */
@@ -70,7 +91,15 @@ export function buildApp(services: Services, opts: { logStream?: NodeJS.Writable
   const { config } = services;
   const out = opts.logStream ?? stdoutSink();
   const app = Fastify({
-    logger: { level: config.LOG_LEVEL, redact: { paths: REDACT, censor: '[redacted]' }, stream: out },
+    logger: {
+      level: config.LOG_LEVEL,
+      redact: { paths: REDACT, censor: '[redacted]' },
+      stream: out,
+      // The active trace's ids on every line (the request line above writes its own).
+      ...(tracing.on ? { mixin: () => tracing.logFields() } : {}),
+    },
+    // Each request runs in its span's context, so the spans it makes (create, upstream) are its children.
+    ...(tracing.on ? { serverFactory: tracedServer } : {}),
     bodyLimit: config.BODY_LIMIT_BYTES,
     requestIdHeader: false,
     // Errors Fastify meets before routing (a malformed %-escape in the path) get the envelope too.

@@ -47,6 +47,11 @@ export interface Database {
   lock(trx: Kysely<DB>, name: string): Promise<void>;
   /** What this process has written so far (metrics, the in-flight bench): `tx` calls, and on SQLite the rows changed (PostgreSQL counts those itself: pg_stat_database). */
   writes(): WriteStats;
+  /**
+   * SQLite only: writes a consistent copy of the database to `file` while writers go on
+   * (`VACUUM INTO`, one read transaction; plain SQL, so any SQLite driver runs it; decision 2601).
+   */
+  snapshot?(file: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -140,6 +145,11 @@ function openSqlite(file: string, slow: SlowWatch, guards: boolean): Database {
     tx: (fn, opts) => (currentTx(db) ? Promise.reject(nestedTx()) : (transactions++, tx(fn, opts?.long))),
     lock: async () => {},
     writes: () => ({ transactions, rows: Number(changes.get()) }),
+    snapshot: async (to) => {
+      // VACUUM cannot run inside a transaction: wait for a turn with none open on this connection.
+      while (conn.inTransaction) await new Promise((resolve) => setImmediate(resolve));
+      conn.prepare('vacuum into ?').run(to);
+    },
     close: async () => {
       await checkpointer?.stop();
       reader?.endSnapshot();

@@ -146,6 +146,8 @@ export interface TasksTable {
   dialect: Generated<ApiDialect>;
   /** The API the task was created through when it answers in that API's shapes: null (jobs API) or `suno` (kie.ai's POST /api/v1/generate). */
   origin: string | null;
+  /** The W3C traceparent of the creating request while tracing was on (migration 021, decision 2603); null otherwise. */
+  trace_parent: Generated<string | null>;
 }
 
 export interface TaskEventsTable {

@@ -29,6 +29,8 @@ export class WorkLoop<T> {
   private running = false;
   private loopDone: Promise<void> | null = null;
   private wakeUp: (() => void) | null = null;
+  /** The stop under way: a second stop (the close after a stop with a grace time) waits for the same one. */
+  private stopping: Promise<void> | null = null;
   /** A wake() came since the current round began: new work may have been committed after its claim looked. */
   private woken = false;
   log: WorkLog = silent;
@@ -42,15 +44,38 @@ export class WorkLoop<T> {
     if (this.running) return;
     if (log) this.log = log;
     this.running = true;
+    this.stopping = null;
     this.loopDone = this.loop();
   }
 
-  /** Stops claiming and waits for the items in progress. */
-  async stop(): Promise<void> {
+  /**
+   * Stops claiming and waits for the items in progress: all of them, or for at most `graceMs`
+   * (a stop of the process, decision 2602), after which items still running are left to their
+   * leases (they run on until the process exits; their writes are fenced). A later stop returns
+   * with the first one.
+   */
+  stop(graceMs?: number): Promise<void> {
     this.running = false;
     this.wake();
+    this.stopping ??= this.drain(graceMs);
+    return this.stopping;
+  }
+
+  /** Items still running (a stop's log says how many it left). */
+  get busy(): number {
+    return this.active.size;
+  }
+
+  private async drain(graceMs: number | undefined): Promise<void> {
     await this.loopDone;
-    await Promise.allSettled([...this.active]);
+    const all = Promise.allSettled([...this.active]);
+    if (graceMs === undefined) {
+      await all;
+      return;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([all, new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+    clearTimeout(timer);
   }
 
   /** Ends the current wait: new work may be due. */

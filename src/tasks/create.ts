@@ -14,6 +14,7 @@ import { insertRow } from '../store/index.js';
 import { bodyHash, boundTask } from './idempotency.js';
 import { DAY_MS, TASK_TIMEOUT_MS } from './states.js';
 import { recordCreated } from './transition.js';
+import { tracing } from '../tracing/index.js';
 
 const MAX_URL = 2048;
 
@@ -143,55 +144,60 @@ export async function createTask(deps: CreateDeps, principal: Principal, rawBody
 
   const now = clock.now();
   const taskId = timeOrderedId('tk_', now);
-  const created = await database.tx(async (trx) => {
-    if (key !== undefined) {
-      // Same key from two processes at once: the lock makes the second wait and then find the binding.
-      await database.lock(trx, `idempotency:${accountId}:${key}`);
-      const earlier = await boundTask(trx, accountId, key, hash, now, true);
-      if (earlier) return { taskId: earlier, replayed: true };
-    }
-    if (principal.budget) {
-      // The key's creates, in every process, one at a time from here to the commit (decision 1902);
-      // taken before the charge locks the account row, as in every transaction that takes both.
-      await database.lock(trx, `key-budget:${principal.keyId}`);
-      await checkKeyBudget(deps, trx, principal, price.priceMicros, now);
-    }
-    const charged = await deps.ledger.charge(trx, accountId, price.priceMicros, taskId, `task ${taskId} ${model.id}`, chargingKey(principal), model.id);
-    if (!charged.ok) throw insufficient(charged.balance, charged.required, deps.topUpUrl);
-    await insertRow(trx, 'tasks', {
-      id: taskId,
-      account_id: accountId,
-      model: model.id,
-      state: 'waiting',
-      param: JSON.stringify(via ? via.sent : rawBody),
-      origin: via ? via.origin : null,
-      input: JSON.stringify(input),
-      media: Object.keys(media).length > 0 ? JSON.stringify(media) : null,
-      callback_url: body.callBackUrl || null,
-      price_micros: price.priceMicros,
-      final_micros: price.priceMicros,
-      auto_length: price.autoLength ? 1 : 0,
-      is_draft: input.draft === true ? 1 : 0,
-      progress: 0,
-      refunded: 0,
-      files_expired: 0,
-      attempts: 0,
-      backend: model.routes[0] ? routeName(model.id, model.routes[0], 0) : 'local',
-      run_at: now,
-      deadline_at: now + TASK_TIMEOUT_MS,
-      created_at: now,
-      updated_at: now,
-      dialect: dialectOf(catalog, String(body.model), principal),
-    });
-    await recordCreated(trx, taskId, now);
-    if (body.callBackUrl) {
-      await insertRow(trx, 'callbacks', { task_id: taskId, url: body.callBackUrl, status: 'pending', attempts: 0, created_at: now });
-    }
-    if (key !== undefined) {
-      await insertRow(trx, 'idempotency_keys', { account_id: accountId, key, body_hash: hash, task_id: taskId, created_at: now });
-    }
-    return { taskId, replayed: false };
-  });
+  // One span for the create transaction (decision 2603): a no-op when tracing is off.
+  const traceParent = tracing.parentOfActive();
+  const created = await tracing.span('tasks.create', { 'gengate.task_id': taskId, 'gengate.model': model.id }, () =>
+    database.tx(async (trx) => {
+      if (key !== undefined) {
+        // Same key from two processes at once: the lock makes the second wait and then find the binding.
+        await database.lock(trx, `idempotency:${accountId}:${key}`);
+        const earlier = await boundTask(trx, accountId, key, hash, now, true);
+        if (earlier) return { taskId: earlier, replayed: true };
+      }
+      if (principal.budget) {
+        // The key's creates, in every process, one at a time from here to the commit (decision 1902);
+        // taken before the charge locks the account row, as in every transaction that takes both.
+        await database.lock(trx, `key-budget:${principal.keyId}`);
+        await checkKeyBudget(deps, trx, principal, price.priceMicros, now);
+      }
+      const charged = await deps.ledger.charge(trx, accountId, price.priceMicros, taskId, `task ${taskId} ${model.id}`, chargingKey(principal), model.id);
+      if (!charged.ok) throw insufficient(charged.balance, charged.required, deps.topUpUrl);
+      await insertRow(trx, 'tasks', {
+        id: taskId,
+        account_id: accountId,
+        model: model.id,
+        state: 'waiting',
+        param: JSON.stringify(via ? via.sent : rawBody),
+        origin: via ? via.origin : null,
+        input: JSON.stringify(input),
+        media: Object.keys(media).length > 0 ? JSON.stringify(media) : null,
+        callback_url: body.callBackUrl || null,
+        price_micros: price.priceMicros,
+        final_micros: price.priceMicros,
+        auto_length: price.autoLength ? 1 : 0,
+        is_draft: input.draft === true ? 1 : 0,
+        progress: 0,
+        refunded: 0,
+        files_expired: 0,
+        attempts: 0,
+        backend: model.routes[0] ? routeName(model.id, model.routes[0], 0) : 'local',
+        run_at: now,
+        deadline_at: now + TASK_TIMEOUT_MS,
+        created_at: now,
+        updated_at: now,
+        dialect: dialectOf(catalog, String(body.model), principal),
+        ...(traceParent ? { trace_parent: traceParent } : {}),
+      });
+      await recordCreated(trx, taskId, now);
+      if (body.callBackUrl) {
+        await insertRow(trx, 'callbacks', { task_id: taskId, url: body.callBackUrl, status: 'pending', attempts: 0, created_at: now });
+      }
+      if (key !== undefined) {
+        await insertRow(trx, 'idempotency_keys', { account_id: accountId, key, body_hash: hash, task_id: taskId, created_at: now });
+      }
+      return { taskId, replayed: false };
+    }),
+  );
   return created;
 }
 

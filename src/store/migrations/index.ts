@@ -20,6 +20,7 @@ import * as m017 from './017_dashboard_indexes.js';
 import * as m018 from './018_key_spend_kept.js';
 import * as m019 from './019_oauth_open_codes.js';
 import * as m020 from './020_topup_fees.js';
+import * as m021 from './021_task_trace.js';
 
 export interface Migration {
   version: number;
@@ -49,4 +50,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 18, name: 'key spend counters only for accounts that use them', up: m018.up },
   { version: 19, name: 'open OAuth authorization codes by expiry', up: m019.up },
   { version: 20, name: "Stripe's fee and net of card top-ups", up: m020.up },
+  { version: 21, name: 'trace of the creating request', up: m021.up },
 ];
