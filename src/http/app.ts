@@ -10,6 +10,7 @@ import { stdoutSink } from './log-sink.js';
 import { Cors } from './cors.js';
 import { clientErrorHandler, guardConnections, type CountCut } from './connections.js';
 import { drainOnClose } from './drain.js';
+import { lingerOnClose } from './linger.js';
 
 const GOOD_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -96,6 +97,7 @@ export function buildApp(services: Services, opts: { logStream?: NodeJS.Writable
   const cut: CountCut = (reason, count = 1) => services.metrics.connectionsCut.inc({ reason }, count);
   guardConnections(app.server, config, app.log, cut);
   drainOnClose(app, config.SHUTDOWN_GRACE_MS, cut);
+  lingerOnClose(app.server);
   // JSON only (uploads add multipart); a text body is a client mistake, not data.
   app.removeContentTypeParser('text/plain');
   app.decorateRequest('principal', null);
