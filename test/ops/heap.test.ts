@@ -8,6 +8,19 @@ import { stop } from '../helpers/cli.js';
 import { UNLIMITED } from '../helpers/server.js';
 
 /**
+ * The growing factors V8 applied at the full collections of a `--trace-gc-verbose` trace. V8 11
+ * and 12 (Node 20, 22) end each limit line with the factor applied ("[HeapController] Limit: old
+ * size: N KB, new limit: M KB (2.0)"), after a line with the factor its own heuristics chose; V8
+ * 13 and 14 (Node 24, 26) print no factor on the limit line, and their "[HeapController] factor F
+ * based on ..." line is the one applied, a flag's included (checked on each line).
+ */
+function appliedFactors(trace: string): string[] {
+  const limits = [...trace.matchAll(/\[HeapController\] Limit: .*\(([\d.]+)\)/g)].map((m) => m[1]!);
+  if (limits.length > 0) return limits;
+  return [...trace.matchAll(/\[HeapController\] factor ([\d.]+) based on/g)].map((m) => m[1]!);
+}
+
+/**
  * Runs a node process that (when `tune`) calls tuneHeap, fills the heap a little and runs one full
  * collection with V8's trace on; returns the growing factor V8 applied to the new limit ("(2.0)").
  */
@@ -25,10 +38,9 @@ function factorApplied(tune: boolean): Promise<string> {
       { maxBuffer: 16 * 1024 * 1024 },
       (err, stdout) => {
         if (err) return reject(err);
-        // V8 prints "[HeapController] Limit: old size: N KB, new limit: M KB (F)" at each full collection.
-        const m = /\[HeapController\] Limit: .*\(([\d.]+)\)/.exec(stdout);
-        if (!m) return reject(new Error(`no limit line in V8's trace:\n${stdout.slice(0, 2000)}`));
-        resolve(m[1]!);
+        const [factor] = appliedFactors(stdout);
+        if (!factor) return reject(new Error(`no growing factor in V8's trace:\n${stdout.slice(0, 2000)}`));
+        resolve(factor);
       },
     );
   });
@@ -66,7 +78,7 @@ describe('the heap growing factor of a serve process', () => {
         child.on('exit', () => clearTimeout(timer));
       });
       const since = out.length;
-      const limits = () => [...out.slice(since).matchAll(/\[HeapController\] Limit: .*\(([\d.]+)\)/g)].map((m) => m[1]);
+      const limits = () => appliedFactors(out.slice(since));
       // The flag is the process's: every isolate's next full collection (the memory reducer's, some
       // seconds after start, or one the requests cause) prints the factor it applied.
       for (const end = Date.now() + 40_000; limits().length === 0 && Date.now() < end;) {
