@@ -16,6 +16,7 @@ import { benchStartup, printStartup } from './startup.js';
 import { benchClassifier, benchModerationAttack, printModeration } from './moderation.js';
 import { benchUsage, printUsage } from './usage.js';
 import { benchInflight, printInflight } from './inflight.js';
+import { benchSqliteDrivers, printSqliteDrivers } from './sqlite-driver.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
@@ -44,6 +45,12 @@ if (process.env.BENCH_ONLY === 'inflight') {
   const runs = await benchInflight();
   printInflight(runs);
   process.exit(runs.every((r) => r.pass) ? 0 : 1);
+}
+/** BENCH_ONLY=sqlite measures just the SQLite drivers side by side (decision 2400). */
+if (process.env.BENCH_ONLY === 'sqlite') {
+  const drivers = await benchSqliteDrivers();
+  printSqliteDrivers(drivers);
+  process.exit(drivers.pass ? 0 : 1);
 }
 
 interface Target {
@@ -273,6 +280,8 @@ const scale = await benchScale({ seconds, connections, rounds: Number(process.en
 const usage = await benchUsage();
 // Issue 21: 10,000 tasks in flight at a kie-shaped upstream on one worker (SQLite, and PostgreSQL when a URL is given).
 const inflight = await benchInflight();
+// Issue 41: the SQLite drivers side by side (node:sqlite where the runtime has it, better-sqlite3 elsewhere).
+const sqliteDrivers = await benchSqliteDrivers();
 const recordInfoCpu = results.find((r) => r.name === 'GET /api/v1/jobs/recordInfo')?.cpuUsPerReq;
 const limitShare = recordInfoCpu ? Math.round((limitCheck.usPerCheck / recordInfoCpu) * 1000) / 10 : undefined;
 
@@ -298,6 +307,7 @@ printModeration(classifier, attack);
 if (scale) printScale(scale);
 printUsage(usage);
 printInflight(inflight);
+printSqliteDrivers(sqliteDrivers);
 for (const m of micro) console.log(m.name.padEnd(60), `median ${m.medianMs.toFixed(3)} ms`.padStart(20), `(limit ${m.maxMs} ms)`, m.pass ? 'PASS' : 'FAIL');
 console.log(yamlDefinitions.name.padEnd(60), `median ${yamlDefinitions.medianMs.toFixed(3)} ms`.padStart(20), '(information)');
 console.log(
@@ -323,7 +333,8 @@ process.exit(
     uploadMemory.pass &&
     scale?.oneApi.pass !== false &&
     usage.every((u) => u.pass) &&
-    inflight.every((r) => r.pass)
+    inflight.every((r) => r.pass) &&
+    sqliteDrivers.pass
     ? 0
     : 1,
 );

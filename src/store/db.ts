@@ -8,7 +8,7 @@ import { registerDialect, registerDirect, registerFastReader } from './prepared.
 import { startCheckpointer } from './checkpointer.js';
 import { groupCommit } from './group-commit.js';
 import { directRunner, openReader, withStatementCache } from './sqlite-reader.js';
-import { isBusy, openConnection, type Connection, type SqliteDriverName } from './sqlite-driver.js';
+import { isBusy, openConnection, WRITER_PRAGMAS, type Connection, type SqliteDriverName } from './sqlite-driver.js';
 import { currentTx, holdScopes, nestedTx, readHandle, runInTx, warnSlow, type SlowWatch } from './guards.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -109,9 +109,7 @@ function openSqlite(file: string, slow: SlowWatch, guards: boolean, driver?: Sql
   if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const conn = openConnection(file, { driver });
   enableWal(conn);
-  // The same settings whichever library opened the file; better-sqlite3 compiles SQLite with a
-  // 16 MB page cache, node:sqlite with SQLite's 2 MB default: both get 16 MB.
-  conn.exec('PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -16000');
+  conn.exec(WRITER_PRAGMAS); // the same settings whichever library opened the file
   // Checkpoints run on a worker thread; SQLite's own, on this connection, only past ~80 MB of WAL.
   const checkpointer = file === ':memory:' ? undefined : startCheckpointer(file, conn.driver);
   if (checkpointer) conn.exec('PRAGMA wal_autocheckpoint = 20000');

@@ -51,7 +51,16 @@ export interface ConnectOptions {
   readonly?: boolean;
   /** Which library (tests and the bench compare the two); default: `defaultDriver()`. */
   driver?: SqliteDriverName;
+  /** better-sqlite3 only: the compiled module to load, when it was built for another runtime than the install's (the bench compares the two drivers on one runtime). */
+  nativeBinding?: string;
 }
+
+/**
+ * The settings of the connection that writes, whichever library opened it (db.ts). better-sqlite3
+ * compiles SQLite with a 16 MB page cache and node:sqlite keeps SQLite's 2 MB default: both get 16 MB.
+ */
+export const WRITER_PRAGMAS =
+  'PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -16000';
 
 const require = createRequire(import.meta.url);
 
@@ -145,7 +154,8 @@ export function openConnection(file: string, opts: ConnectOptions = {}): Connect
     return new NodeConnection(new m.DatabaseSync(file, { readOnly: opts.readonly ?? false }));
   }
   const Better = loadBetterSqlite();
-  return new BetterConnection(new Better(file, opts.readonly ? { readonly: true, fileMustExist: true } : {}));
+  const nativeBinding = opts.nativeBinding ? { nativeBinding: opts.nativeBinding } : {};
+  return new BetterConnection(new Better(file, opts.readonly ? { readonly: true, fileMustExist: true, ...nativeBinding } : nativeBinding));
 }
 
 /**
