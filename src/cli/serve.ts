@@ -53,10 +53,22 @@ export async function serve(config: Config): Promise<void> {
     stopping = true;
     app.log.info({ signal }, 'stopping');
     // No new connections; requests in flight get SHUTDOWN_GRACE_MS, then what is left is closed
-    // (src/http/drain.ts). Only then does the engine stop claiming and wait for its steps.
-    await app.close();
-    await services.close();
-    process.exit(0);
+    // (src/http/drain.ts). Only then does the engine stop claiming and wait for its steps, and the
+    // rest closes newest first, the database (its statements finalized) last. The exit code says
+    // whether all of it closed: 0 for a clean stop, 1 (with the error logged) when something did not.
+    let code = 0;
+    for (const [what, close] of [
+      ['the HTTP server', () => app.close()],
+      ['the services', () => services.close()],
+    ] as const) {
+      try {
+        await close();
+      } catch (err) {
+        app.log.error({ err }, `stopping: closing ${what} failed`);
+        code = 1;
+      }
+    }
+    process.exit(code);
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
