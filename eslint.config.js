@@ -51,7 +51,7 @@ const capabilityImports = {
 };
 
 export default defineConfig(
-  { ignores: ['node_modules/', 'data/', 'bench/results/', '.tmp/', 'dist/', 'packages/*/dist/'] },
+  { ignores: ['node_modules/', 'data/', 'bench/results/', '.tmp/', 'dist/', 'packages/*/dist/', '.ci/cache/'] },
   js.configs.recommended,
   tseslint.configs.recommended,
   {
