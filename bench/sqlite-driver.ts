@@ -127,13 +127,7 @@ export async function benchSqliteDrivers(): Promise<SqliteDriverBench> {
       if (line.startsWith('{')) us[op] = (JSON.parse(line) as { us: number }).us;
       if (r.status === 0) continue;
       // A figure and then an abort at exit is both: the figure counts, the abort is said.
-      const why =
-        /Assertion failed[^\n]*/.exec(r.stderr)?.[0] ??
-        r.stderr
-          .trim()
-          .split('\n')
-          .find((l) => /Error/.test(l)) ??
-        'no figure';
+      const why = /Assertion failed[^\n]*/.exec(r.stderr)?.[0] ?? /\bError: [^\n]*/.exec(r.stderr)?.[0] ?? 'no figure';
       missing.push({ driver, why: `${op}: ${op in us ? 'measured, then ' : ''}exit ${r.status ?? r.signal}, ${why.trim().slice(0, 160)}` });
       if (Object.keys(us).length === 0 && !/Assertion failed/.test(why)) break; // the driver does not load here
     }
