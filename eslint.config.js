@@ -95,4 +95,10 @@ export default defineConfig(
     plugins: { gengate: { rules: { 'capability-imports': capabilityImports } } },
     rules: { 'gengate/capability-imports': 'error' },
   },
+  {
+    // CommonJS shims (packages/sqlite-node20: re-exports a CommonJS native module).
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
 );

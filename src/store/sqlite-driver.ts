@@ -5,8 +5,8 @@ import type BetterSqlite3 from 'better-sqlite3';
  * The one seam between the store and an SQLite library (decision 2400). Where the runtime has its
  * own SQLite with what the store needs (`node:sqlite` on Node 22.16 and later, 24, 26), it is used:
  * it is part of the runtime, so an install compiles nothing and nothing outside Node's own objects
- * can abort the process at exit. better-sqlite3 (an optional dependency) is loaded only on a
- * runtime without it (Node 20). Both give the same surface: statements that take their parameters
+ * can abort the process at exit. better-sqlite3 (an optional dependency, installed only on Node 20)
+ * is loaded only on a runtime without it. Both give the same surface: statements that take their parameters
  * as one array, rows as plain objects of the statement's own result columns (or as arrays), and
  * whether a statement returns rows (`reader`) and whether it changes nothing (`readonly`, SQLite's
  * own sqlite3_stmt_readonly).
@@ -122,14 +122,21 @@ export function defaultDriver(): SqliteDriverName {
   return loadNodeSqlite() ? 'node:sqlite' : 'better-sqlite3';
 }
 
+/**
+ * better-sqlite3 comes through `@gengate/sqlite-node20` (packages/sqlite-node20), an optional
+ * dependency that npm installs only on the lines that need it (its engines, with the project's
+ * engine-strict): an install on Node 22 and later compiles nothing.
+ */
+const BETTER = '@gengate/sqlite-node20';
+
 /** The module path a worker thread loads better-sqlite3 from (checkpointer.ts). */
 export function betterSqlitePath(): string {
-  return require.resolve('better-sqlite3');
+  return (require(BETTER) as { modulePath: string }).modulePath;
 }
 
 function loadBetterSqlite(): typeof BetterSqlite3 {
   try {
-    return require('better-sqlite3') as typeof BetterSqlite3;
+    return require(BETTER) as typeof BetterSqlite3;
   } catch (e) {
     throw new Error(
       `SQLite needs better-sqlite3 on Node ${process.versions.node} (node:sqlite is complete from Node 22.16 on): reinstall with a C++ compiler available, or use Node 22.16 or later (${(e as Error).message})`,
