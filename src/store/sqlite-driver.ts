@@ -5,9 +5,9 @@ import type BetterSqlite3 from 'better-sqlite3';
  * The one seam between the store and an SQLite library (decision 2400). Where the runtime has its
  * own SQLite with what the store needs (`node:sqlite` on Node 22.16 and later, 24, 26), it is used:
  * it is part of the runtime, so an install compiles nothing and nothing outside Node's own objects
- * can abort the process at exit. better-sqlite3 (an optional dependency, installed only on Node 20)
- * is loaded only on a runtime without it. Both give the same surface: statements that take their parameters
- * as one array, rows as plain objects of the statement's own result columns (or as arrays), and
+ * can abort the process at exit. better-sqlite3 (an optional dependency, installed only on Node
+ * 20) is loaded only on a runtime without it. Both give the same surface: statements that take
+ * their parameters as one array, rows as plain objects of the statement's own result columns, and
  * whether a statement returns rows (`reader`) and whether it changes nothing (`readonly`, SQLite's
  * own sqlite3_stmt_readonly).
  */
@@ -27,8 +27,6 @@ export interface Statement {
   readonly readonly: boolean;
   /** Rows as plain objects of the statement's result columns. */
   all(params?: readonly unknown[]): unknown[];
-  /** Rows as arrays of values in column order. */
-  rows(params?: readonly unknown[]): unknown[][];
   /** The first column of the first row; undefined when there is no row. */
   value(params?: readonly unknown[]): unknown;
   run(params?: readonly unknown[]): RunResult;
@@ -205,7 +203,6 @@ export class NodeConnection implements Connection {
         return readonly;
       },
       all: (params = []) => (stmt.all(...params) as unknown as unknown[][]).map(build),
-      rows: (params = []) => stmt.all(...params) as unknown as unknown[][],
       value: (params = []) => (stmt.get(...params) as unknown as unknown[] | undefined)?.[0],
       run: (params = []) => {
         const r = stmt.run(...params);
@@ -245,7 +242,6 @@ export class BetterConnection implements Connection {
       reader,
       readonly: stmt.readonly,
       all: (params = []) => (stmt.all(params) as unknown[][]).map(build),
-      rows: (params = []) => stmt.all(params) as unknown[][],
       value: (params = []) => (stmt.get(params) as unknown[] | undefined)?.[0],
       run: (params = []) => {
         const r = stmt.run(params);

@@ -14,7 +14,7 @@ for (const cls of [NodeConnection, BetterConnection]) {
   const prepare = proto.prepare;
   proto.prepare = function (this: unknown, text: string) {
     const stmt = prepare.call(this, text);
-    for (const m of ['run', 'all', 'rows', 'value', 'iterate']) {
+    for (const m of ['run', 'all', 'value', 'iterate']) {
       const f = stmt[m]!;
       stmt[m] = function (this: unknown, ...a: unknown[]) {
         if (recording) sent.push(text);
