@@ -51,7 +51,7 @@ const capabilityImports = {
 };
 
 export default defineConfig(
-  { ignores: ['node_modules/', 'data/', 'bench/results/', '.tmp/', 'dist/', 'packages/*/dist/'] },
+  { ignores: ['node_modules/', 'data/', 'bench/results/', '.tmp/', 'dist/', 'packages/*/dist/', '.ci/cache/'] },
   js.configs.recommended,
   tseslint.configs.recommended,
   {
@@ -94,5 +94,11 @@ export default defineConfig(
     files: ['src/**/*.ts'],
     plugins: { gengate: { rules: { 'capability-imports': capabilityImports } } },
     rules: { 'gengate/capability-imports': 'error' },
+  },
+  {
+    // CommonJS shims (packages/sqlite-node20: re-exports a CommonJS native module).
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
 );

@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import SqliteDatabase from 'better-sqlite3';
 import { readFileSync } from 'node:fs';
 import { rssMb, startProcess, stopProcess } from './http.js';
+import { openConnection } from '../src/store/index.js';
 
 const BODY = JSON.stringify({ model: 'google/nano-banana', input: { prompt: 'burst: a lighthouse at dawn', aspect_ratio: '16:9' } });
 
@@ -19,11 +19,11 @@ export async function topUp(dataDir: string, usd: number): Promise<void> {
 
 /** Waits (at most 5 minutes) until no task in the database under `dataDir` is waiting, queuing or generating. */
 export async function drain(dataDir: string): Promise<void> {
-  const db = new SqliteDatabase(path.join(dataDir, 'gengate.db'), { readonly: true, fileMustExist: true });
+  const db = openConnection(path.join(dataDir, 'gengate.db'), { readonly: true });
   try {
     const active = db.prepare("select count(*) as n from tasks where state in ('waiting', 'queuing', 'generating')");
     for (const end = Date.now() + 300_000; Date.now() < end; await sleep(250)) {
-      if ((active.get() as { n: number }).n === 0) return;
+      if (active.value() === 0) return;
     }
     throw new Error('bench: the engine did not work off the created tasks within 5 minutes');
   } finally {
@@ -65,7 +65,7 @@ export async function benchBurst(n: number): Promise<BurstResult> {
   try {
     const key = readFileSync(path.join(dataDir, 'first-api-key.txt'), 'utf8').trim();
     await topUp(dataDir, 1_000_000);
-    const db = new SqliteDatabase(path.join(dataDir, 'gengate.db'), { readonly: true });
+    const db = openConnection(path.join(dataDir, 'gengate.db'), { readonly: true });
     const counts = () => {
       const rows = db.prepare('select state, count(*) as n from tasks group by state').all() as Array<{ state: string; n: number }>;
       const by = Object.fromEntries(rows.map((r) => [r.state, r.n]));

@@ -18,12 +18,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
 import { cpuMs, rssMb, settle, startProcess, stopProcess } from './http.js';
 import { freshDatabase } from './scale.js';
 import { loadConfig } from '../src/config.js';
 import { buildServices } from '../src/services.js';
+import { openConnection } from '../src/store/index.js';
 
 const quick = Boolean(process.env.BENCH_QUICK);
 const TASKS = Number(process.env.BENCH_INFLIGHT_TASKS ?? (quick ? 1_000 : 10_000));
@@ -123,7 +123,7 @@ interface Counter {
 }
 
 function sqliteCounter(file: string): Counter {
-  const db = new SqliteDatabase(file, { readonly: true, fileMustExist: true });
+  const db = openConnection(file, { readonly: true });
   const q = db.prepare('select state, count(*) as n from tasks group by state');
   return {
     byState: async () => Object.fromEntries((q.all() as Array<{ state: string; n: number }>).map((r) => [r.state, r.n])),

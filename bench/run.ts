@@ -17,6 +17,7 @@ import { benchClassifier, benchModerationAttack, printModeration } from './moder
 import { benchUsage, printUsage } from './usage.js';
 import { benchInflight, printInflight } from './inflight.js';
 import { benchTracing, printTracing } from './tracing.js';
+import { benchSqliteDrivers, printSqliteDrivers } from './sqlite-driver.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
@@ -45,6 +46,12 @@ if (process.env.BENCH_ONLY === 'inflight') {
   const runs = await benchInflight();
   printInflight(runs);
   process.exit(runs.every((r) => r.pass) ? 0 : 1);
+}
+/** BENCH_ONLY=sqlite measures just the SQLite drivers side by side (decision 2400). */
+if (process.env.BENCH_ONLY === 'sqlite') {
+  const drivers = await benchSqliteDrivers();
+  printSqliteDrivers(drivers);
+  process.exit(drivers.pass ? 0 : 1);
 }
 
 interface Target {
@@ -284,6 +291,8 @@ const usage = await benchUsage();
 const inflight = await benchInflight();
 // Issue 38: tracing on costs createTask at most 10 %; off, its hooks' share of a request.
 const traced = await tracingRun();
+// Issue 41: the SQLite drivers side by side (node:sqlite where the runtime has it, better-sqlite3 elsewhere).
+const sqliteDrivers = await benchSqliteDrivers();
 const recordInfoCpu = results.find((r) => r.name === 'GET /api/v1/jobs/recordInfo')?.cpuUsPerReq;
 const limitShare = recordInfoCpu ? Math.round((limitCheck.usPerCheck / recordInfoCpu) * 1000) / 10 : undefined;
 
@@ -310,6 +319,7 @@ if (scale) printScale(scale);
 printUsage(usage);
 printInflight(inflight);
 printTracing(traced);
+printSqliteDrivers(sqliteDrivers);
 for (const m of micro) console.log(m.name.padEnd(60), `median ${m.medianMs.toFixed(3)} ms`.padStart(20), `(limit ${m.maxMs} ms)`, m.pass ? 'PASS' : 'FAIL');
 console.log(yamlDefinitions.name.padEnd(60), `median ${yamlDefinitions.medianMs.toFixed(3)} ms`.padStart(20), '(information)');
 console.log(
@@ -336,7 +346,8 @@ process.exit(
     scale?.oneApi.pass !== false &&
     usage.every((u) => u.pass) &&
     inflight.every((r) => r.pass) &&
-    traced.pass
+    traced.pass &&
+    sqliteDrivers.pass
     ? 0
     : 1,
 );

@@ -63,18 +63,34 @@ export async function serve(config: Config): Promise<void> {
     // on open connections) get SHUTDOWN_GRACE_MS before what is left is closed (src/http/drain.ts);
     // the engine and the callback worker stop claiming, their steps and deliveries in flight get
     // the same grace, and the tasks the engine holds are handed back. What still runs then is left
-    // to its lease (fenced, decision 0014). Then the rest closes, queued spans are sent, and exit.
+    // to its lease (fenced, decision 0014). Then the rest closes newest first, the database (its
+    // statements finalized) last, queued spans are sent, and exit. The exit code says whether all
+    // of it closed: 0 for a clean stop, 1 (with the error logged) when something did not (decision 2401).
     const grace = config.SHUTDOWN_GRACE_MS;
-    await Promise.all([app.close(), work ? services.engine.stop(grace) : null, work ? services.callbacks.stop(grace) : null, services.payments.fees?.stop()]);
+    let code = 0;
+    const attempt = async (what: string, close: () => unknown): Promise<void> => {
+      try {
+        await close();
+      } catch (err) {
+        app.log.error({ err }, `stopping: closing ${what} failed`);
+        code = 1;
+      }
+    };
+    await Promise.all([
+      attempt('the HTTP server', () => app.close()),
+      work ? attempt('the engine', () => services.engine.stop(grace)) : null,
+      work ? attempt('the callback worker', () => services.callbacks.stop(grace)) : null,
+      attempt('the fee retries', () => services.payments.fees?.stop()),
+    ]);
     const left = services.engine.busy + services.callbacks.busy;
     if (left > 0)
       app.log.warn(
         { steps: services.engine.busy, deliveries: services.callbacks.busy, graceMs: grace },
         'stopping: work still running after the grace time is left to its leases',
       );
-    await services.close();
-    await traces?.shutdown();
-    process.exit(0);
+    await attempt('the services', () => services.close());
+    await attempt('the trace exporter', () => traces?.shutdown());
+    process.exit(code);
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));

@@ -17,6 +17,7 @@ import { tracing } from '../tracing/index.js';
 /** The span of a request, kept on its raw request while tracing is on (decision 2603). */
 const SPAN = Symbol('span');
 type Traced = IncomingMessage & { [SPAN]?: Span };
+import { lingerOnClose } from './linger.js';
 
 const GOOD_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -125,6 +126,7 @@ export function buildApp(services: Services, opts: { logStream?: NodeJS.Writable
   const cut: CountCut = (reason, count = 1) => services.metrics.connectionsCut.inc({ reason }, count);
   guardConnections(app.server, config, app.log, cut);
   drainOnClose(app, config.SHUTDOWN_GRACE_MS, cut);
+  lingerOnClose(app.server);
   // JSON only (uploads add multipart); a text body is a client mistake, not data.
   app.removeContentTypeParser('text/plain');
   app.decorateRequest('principal', null);

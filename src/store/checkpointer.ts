@@ -1,16 +1,26 @@
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { betterSqlitePath, type SqliteDriverName } from './sqlite-driver.js';
 
-const require = createRequire(import.meta.url);
-
-// Plain CommonJS run with `eval`, so it needs no TypeScript loader in the worker.
+// Plain CommonJS run with `eval`, so it needs no TypeScript loader in the worker. It opens the file
+// with the library the main connection uses (sqlite-driver.ts); on Node 22 node:sqlite's
+// experimental-feature warning is kept back here too.
 const WORKER = `
 const { workerData, parentPort } = require('node:worker_threads');
-const Database = require(workerData.modulePath);
-const db = new Database(workerData.file);
-db.pragma('busy_timeout = 200');
+let db;
+if (workerData.modulePath) {
+  const Database = require(workerData.modulePath);
+  db = new Database(workerData.file);
+} else {
+  const emit = process.emitWarning;
+  process.emitWarning = (w, ...rest) => { if (!/SQLite is an experimental feature/.test(String(w))) emit.call(process, w, ...rest); };
+  const { DatabaseSync } = require('node:sqlite');
+  process.emitWarning = emit;
+  db = new DatabaseSync(workerData.file);
+}
+db.exec('PRAGMA busy_timeout = 200');
+const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
 const timer = setInterval(() => {
-  try { db.pragma('wal_checkpoint(PASSIVE)'); } catch { /* busy: next time */ }
+  try { checkpoint.all(); } catch { /* busy: next time */ }
 }, workerData.everyMs);
 parentPort.on('message', () => { clearInterval(timer); db.close(); parentPort.close(); });
 `;
@@ -21,8 +31,9 @@ parentPort.on('message', () => { clearInterval(timer); db.close(); parentPort.cl
  * sync stalls the event loop for milliseconds at a time under write load. A PASSIVE checkpoint
  * never blocks writers.
  */
-export function startCheckpointer(file: string, everyMs = 500): { stop(): Promise<void> } {
-  const worker = new Worker(WORKER, { eval: true, workerData: { file, everyMs, modulePath: require.resolve('better-sqlite3') } });
+export function startCheckpointer(file: string, driver: SqliteDriverName, everyMs = 500): { stop(): Promise<void> } {
+  const modulePath = driver === 'better-sqlite3' ? betterSqlitePath() : null;
+  const worker = new Worker(WORKER, { eval: true, workerData: { file, everyMs, modulePath } });
   worker.unref();
   worker.on('error', () => {}); // the main connection's automatic checkpoint is the backstop
   return {

@@ -1,6 +1,5 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { randomId } from '../ids.js';
@@ -9,6 +8,7 @@ import { registerDialect, registerDirect, registerFastReader } from './prepared.
 import { startCheckpointer } from './checkpointer.js';
 import { groupCommit } from './group-commit.js';
 import { directRunner, openReader, withStatementCache } from './sqlite-reader.js';
+import { isBusy, openConnection, WRITER_PRAGMAS, type Connection, type SqliteDriverName } from './sqlite-driver.js';
 import { currentTx, holdScopes, nestedTx, readHandle, runInTx, warnSlow, type SlowWatch } from './guards.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -81,6 +81,8 @@ export interface OpenOptions {
    * Off, those mistakes are not caught and every transaction saves the tracking's cost.
    */
   guards?: boolean;
+  /** The SQLite library (tests and the bench compare the two); default: node:sqlite where the runtime has it (sqlite-driver.ts). */
+  sqliteDriver?: SqliteDriverName;
 }
 
 /** Runs a transaction's body: inside a tracked scope with the guards on, as is with them off. */
@@ -95,31 +97,28 @@ pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
  * an API and a worker) race for this switch, and SQLite answers the losers SQLITE_BUSY at once:
  * the busy timeout does not cover it. Try again for up to 10 s.
  */
-function enableWal(conn: SqliteDatabase.Database): void {
+function enableWal(conn: Connection): void {
   const until = Date.now() + 10_000;
   for (;;) {
     try {
-      conn.pragma('journal_mode = WAL');
+      conn.exec('PRAGMA journal_mode = WAL');
       return;
     } catch (e) {
-      if ((e as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() > until) throw e;
+      if (!isBusy(e) || Date.now() > until) throw e;
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20); // opening is synchronous: a short blocking pause
     }
   }
 }
 
-function openSqlite(file: string, slow: SlowWatch, guards: boolean): Database {
+function openSqlite(file: string, slow: SlowWatch, guards: boolean, driver?: SqliteDriverName): Database {
   if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-  const conn = new SqliteDatabase(file);
+  const conn = openConnection(file, { driver });
   enableWal(conn);
-  conn.pragma('synchronous = NORMAL');
-  conn.pragma('busy_timeout = 10000');
-  conn.pragma('foreign_keys = ON');
-  conn.pragma('temp_store = MEMORY');
+  conn.exec(WRITER_PRAGMAS); // the same settings whichever library opened the file
   // Checkpoints run on a worker thread; SQLite's own, on this connection, only past ~80 MB of WAL.
-  const checkpointer = file === ':memory:' ? undefined : startCheckpointer(file);
-  if (checkpointer) conn.pragma('wal_autocheckpoint = 20000');
-  const reader = file === ':memory:' ? undefined : openReader(file);
+  const checkpointer = file === ':memory:' ? undefined : startCheckpointer(file, conn.driver);
+  if (checkpointer) conn.exec('PRAGMA wal_autocheckpoint = 20000');
+  const reader = file === ':memory:' ? undefined : openReader(file, conn.driver);
   // Every write of this process ends the reader's shared snapshot, so later reads see it.
   const statements = withStatementCache(conn, { beforeWrite: reader?.endSnapshot });
   const inner = new Kysely<DB>({ dialect: new SqliteDialect({ database: statements }) });
@@ -137,18 +136,18 @@ function openSqlite(file: string, slow: SlowWatch, guards: boolean): Database {
     slow,
     hold: guards ? holdScopes : undefined,
   });
-  const changes = conn.prepare('select total_changes() as n').pluck();
+  const changes = conn.prepare('select total_changes() as n');
   let transactions = 0;
   return {
     db,
     dialect: 'sqlite',
     tx: (fn, opts) => (currentTx(db) ? Promise.reject(nestedTx()) : (transactions++, tx(fn, opts?.long))),
     lock: async () => {},
-    writes: () => ({ transactions, rows: Number(changes.get()) }),
+    writes: () => ({ transactions, rows: Number(changes.value()) }),
     snapshot: async (to) => {
       // VACUUM cannot run inside a transaction: wait for a turn with none open on this connection.
       while (conn.inTransaction) await new Promise((resolve) => setImmediate(resolve));
-      conn.prepare('vacuum into ?').run(to);
+      conn.prepare('vacuum into ?').run([to]);
     },
     close: async () => {
       await checkpointer?.stop();
@@ -247,7 +246,7 @@ function openPostgres(url: string, poolSize: number, prepared: boolean, slow: Sl
 export function openDatabase(url: string, opts: OpenOptions = {}): Database {
   const slow: SlowWatch = { ms: opts.slowTxMs ?? 0, onSlow: opts.onSlowTx ?? warnSlow, now: opts.now ?? (() => performance.now()) };
   const guards = opts.guards ?? true;
-  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length), slow, guards);
+  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length), slow, guards, opts.sqliteDriver);
   if (/^postgres(ql)?:\/\//.test(url)) return openPostgres(url, opts.poolSize ?? 10, opts.prepared ?? true, slow, guards);
   throw new Error(`unsupported database URL ${url}: use sqlite:<path> or postgres://`);
 }

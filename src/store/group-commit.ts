@@ -1,7 +1,7 @@
-import type SqliteDatabase from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { DB } from './schema.js';
 import type { SlowWatch } from './guards.js';
+import type { Connection } from './sqlite-driver.js';
 
 /** Most transactions one commit carries: bounds the wait of the first of them. */
 const MAX_BATCH = 64;
@@ -26,7 +26,7 @@ interface Job {
  */
 export function groupCommit(
   db: Kysely<DB>,
-  conn: SqliteDatabase.Database,
+  conn: Connection,
   hooks: {
     /** Readies the batch's handle (records its dialect). */
     prepare: (c: Kysely<DB>) => void;

@@ -7,4 +7,5 @@ export { StoreMisuse } from './guards.js';
 export { precompile, prepared, insertRow, updateWhere, updateThen, dialectOf, type Then } from './prepared.js';
 export { readByKey } from './batched.js';
 export { WorkLoop, type WorkLog, type WorkLoopSpec } from './work-loop.js';
+export { openConnection, defaultDriver, WRITER_PRAGMAS, type Connection, type SqliteDriverName } from './sqlite-driver.js';
 export type * from './schema.js';

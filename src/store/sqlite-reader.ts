@@ -1,6 +1,6 @@
-import SqliteDatabase from 'better-sqlite3';
 import { boundedCache, cached } from '../cache.js';
 import { StoreMisuse } from './guards.js';
+import { openConnection, type Connection, type SqliteDriverName, type Statement } from './sqlite-driver.js';
 
 /** Prepared statements kept per connection, by SQL text. */
 const MAX_STATEMENTS = 500;
@@ -14,8 +14,8 @@ const MAX_STATEMENTS = 500;
  * a statement outside a transaction is refused: writes go through `database.tx`, which holds one
  * open (this catches raw SQL writes on the read handle, which its query-kind check lets through).
  */
-export function withStatementCache(conn: SqliteDatabase.Database, opts: { max?: number; beforeWrite?: () => void } = {}) {
-  const statements = boundedCache<string, SqliteDatabase.Statement>(opts.max ?? MAX_STATEMENTS);
+export function withStatementCache(conn: Connection, opts: { max?: number; beforeWrite?: () => void } = {}) {
+  const statements = boundedCache<string, Statement>(opts.max ?? MAX_STATEMENTS);
   return {
     close: () => conn.close(),
     prepare: (text: string) => {
@@ -52,25 +52,19 @@ export function directRunner(cache: ReturnType<typeof withStatementCache>) {
  * a read never misses a commit this process made before it. A commit by another process (the CLI)
  * is seen from the next turn on: every request of a turn had arrived before the turn began reading.
  *
- * Rows are read as arrays and built by `rowBuilder` from the statement's own result columns. When
- * a snapshot begins under a schema other than the last one (a newer process migrated, this one
+ * Rows are plain objects of each statement's own result columns (sqlite-driver.ts). When a
+ * snapshot begins under a schema other than the last one (a newer process migrated, this one
  * altered a table), every statement is prepared again, so a `select *` builds rows with the
  * columns it now has.
  */
-export function openReader(file: string) {
-  const conn = new SqliteDatabase(file, { readonly: true, fileMustExist: true });
-  conn.pragma('busy_timeout = 10000');
-  const statements = boundedCache<string, (params: unknown[]) => unknown[]>(MAX_STATEMENTS);
-  const statementOf = (text: string) => {
-    const stmt = conn.prepare<unknown[]>(text);
-    const toRow = rowBuilder(stmt.columns().map((c) => c.name));
-    stmt.raw(true);
-    return (params: unknown[]) => (stmt.all(...params) as unknown[][]).map(toRow);
-  };
+export function openReader(file: string, driver?: SqliteDriverName) {
+  const conn = openConnection(file, { readonly: true, driver });
+  conn.exec('PRAGMA busy_timeout = 10000');
+  const statements = boundedCache<string, Statement>(MAX_STATEMENTS);
   const begin = conn.prepare('BEGIN');
   const commit = conn.prepare('COMMIT');
-  const schemaVersion = conn.prepare('PRAGMA schema_version').pluck();
-  const loadSchema = conn.prepare('SELECT count(*) FROM sqlite_master').pluck();
+  const schemaVersion = conn.prepare('PRAGMA schema_version');
+  const loadSchema = conn.prepare('SELECT count(*) FROM sqlite_master');
   let schema: unknown;
   let open = false;
   const endSnapshot = (): void => {
@@ -84,28 +78,15 @@ export function openReader(file: string) {
       open = true;
       setImmediate(endSnapshot);
       // Read inside the snapshot, so the statements of this turn match the schema they read under.
-      const now = schemaVersion.get();
+      const now = schemaVersion.value();
       if (now !== schema) {
         // Running a statement makes SQLite load the new schema; preparing alone would use the old one.
-        loadSchema.get();
+        loadSchema.value();
         statements.clear();
         schema = now;
       }
     }
-    return cached(statements, text, () => statementOf(text))(params as unknown[]);
+    return cached(statements, text, () => conn.prepare(text)).all(params);
   };
   return { conn, read, endSnapshot };
-}
-
-/**
- * Turns a row read as an array of values into an object with these column names. better-sqlite3
- * builds row objects in C++, making each column name a V8 string and setting it by name for every
- * row (as much as the read itself in a one-row lookup; a task row of 27 columns: about 15 µs
- * against 6 µs, measured); reading arrays and building the object here, with one object literal
- * of a fixed shape per statement, costs a fraction of that. The names are the statement's own
- * result columns, written as JSON string literals.
- */
-function rowBuilder(names: string[]): (values: unknown[]) => unknown {
-  const body = `return {${names.map((n, i) => `${JSON.stringify(n)}: v[${i}]`).join(', ')}};`;
-  return new Function('v', body) as (values: unknown[]) => unknown;
 }

@@ -2,11 +2,11 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnServe, stop } from '../helpers/cli.js';
 import { dialects } from '../helpers/db.js';
+import { openConnection } from '../../src/store/index.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { startHeldFalRoute } from '../fakes/fal.js';
 import { FAST, create, eventually, expectLedgerInvariant, info, settle, taskEntries } from '../tasks/support.js';
@@ -36,7 +36,8 @@ async function freezeOutsideTransaction(child: ChildProcess, dialect: 'sqlite' |
 /** A separate connection that tells whether another connection holds a transaction open. */
 async function openProbe(dialect: 'sqlite' | 'postgres', url: string): Promise<{ busy(): Promise<boolean>; close(): Promise<void> }> {
   if (dialect === 'sqlite') {
-    const conn = new BetterSqlite3(url.replace(/^sqlite:/, ''), { timeout: 200 });
+    const conn = openConnection(url.replace(/^sqlite:/, ''));
+    conn.exec('PRAGMA busy_timeout = 200');
     return {
       busy: async () => {
         try {

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
-import SqliteDatabase from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { freshDatabase, type FreshDatabase } from '../helpers/db.js';
 import type { Database } from '../../src/store/db.js';
+import { openConnection } from '../../src/store/index.js';
 import { eventually } from '../tasks/support.js';
 
 describe('SQLite WAL checkpoints', () => {
@@ -32,9 +32,9 @@ describe('SQLite WAL checkpoints', () => {
       15_000,
       'the WAL to restart after a checkpoint',
     );
-    const probe = new SqliteDatabase(tdb.url.slice('sqlite:'.length));
+    const probe = openConnection(tdb.url.slice('sqlite:'.length));
     // [busy, frames in the WAL, frames checkpointed]: without the worker ~600 frames would be waiting.
-    const row = probe.pragma('wal_checkpoint(PASSIVE)') as Array<{ log: number }>;
+    const row = probe.prepare('PRAGMA wal_checkpoint(PASSIVE)').all() as Array<{ log: number }>;
     probe.close();
     expect(row[0]!.log).toBeLessThan(50);
   });

@@ -1,18 +1,18 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import SqliteDatabase from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/store/db.js';
 import { insertRow, precompile } from '../../src/store/prepared.js';
 import type { DB } from '../../src/store/schema.js';
 import { StoreMisuse } from '../../src/store/guards.js';
+import { openConnection, type Connection } from '../../src/store/index.js';
 import { freshDatabase } from '../helpers/db.js';
 
 /** A migrated SQLite database in a new folder, and another process's connection (the CLI) writing the same file. */
 async function openWithOther() {
   const fresh = await freshDatabase('sqlite');
-  const other = new SqliteDatabase(fresh.url.slice('sqlite:'.length));
-  other.pragma('busy_timeout = 10000');
+  const other = openConnection(fresh.url.slice('sqlite:'.length));
+  other.exec('PRAGMA busy_timeout = 10000');
   const close = async () => {
     other.close();
     await fresh.close();
@@ -27,7 +27,7 @@ async function openWithOther() {
  */
 describe('SQLite hot reads share a snapshot per turn', () => {
   let database: Database;
-  let other: SqliteDatabase.Database;
+  let other: Connection;
   let close: () => Promise<void>;
   let nameOf: (id: string) => Promise<string | undefined>;
 
@@ -110,7 +110,7 @@ describe('SQLite hot reads share a snapshot per turn', () => {
     await nameOf('r1');
     await nextTurn();
     await nextTurn();
-    const result = other.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number; log: number; checkpointed: number }>;
+    const result = other.prepare('PRAGMA wal_checkpoint(TRUNCATE)').all() as Array<{ busy: number; log: number; checkpointed: number }>;
     expect(result[0]!.busy).toBe(0);
     expect(result[0]!.log).toBe(0);
   });

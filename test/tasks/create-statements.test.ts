@@ -1,26 +1,29 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
+import { BetterConnection, NodeConnection } from '../../src/store/sqlite-driver.js';
 import { dialects } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
-// Every statement this test process sends to either database, by its SQL text (both drivers are
-// wrapped once, for this file only: vitest runs each test file in its own worker).
+// Every statement this test process sends to either database, by its SQL text (the SQLite seam of
+// both libraries and the PostgreSQL client are wrapped once, for this file only: vitest runs each
+// test file in its own worker).
 const sent: string[] = [];
 let recording = false;
-const proto = SqliteDatabase.prototype as unknown as { prepare: (text: string) => Record<string, (...a: unknown[]) => unknown> };
-const prepare = proto.prepare;
-proto.prepare = function (this: unknown, text: string) {
-  const stmt = prepare.call(this, text);
-  for (const m of ['run', 'get', 'all', 'iterate']) {
-    const f = stmt[m]!;
-    stmt[m] = function (this: unknown, ...a: unknown[]) {
-      if (recording) sent.push(text);
-      return f.apply(this, a);
-    };
-  }
-  return stmt;
-};
+for (const cls of [NodeConnection, BetterConnection]) {
+  const proto = cls.prototype as unknown as { prepare: (text: string) => Record<string, (...a: unknown[]) => unknown> };
+  const prepare = proto.prepare;
+  proto.prepare = function (this: unknown, text: string) {
+    const stmt = prepare.call(this, text);
+    for (const m of ['run', 'all', 'value', 'iterate']) {
+      const f = stmt[m]!;
+      stmt[m] = function (this: unknown, ...a: unknown[]) {
+        if (recording) sent.push(text);
+        return f.apply(this, a);
+      };
+    }
+    return stmt;
+  };
+}
 const query = pg.Client.prototype.query as (...a: unknown[]) => unknown;
 pg.Client.prototype.query = function (this: unknown, ...a: unknown[]) {
   const q = a[0] as string | { text: string };
