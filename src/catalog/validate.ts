@@ -31,7 +31,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** Characters of model names a refusal lists; a larger catalog (the kie.ai market, operators' own) is summed up after them. */
-const NAMES_SHOWN = 900;
+const NAMES_SHOWN = 700;
 
 /** `a, b, c` — or the names that fit in NAMES_SHOWN characters and how many more GET /api/v1/models lists. */
 function namesText(catalog: Catalog): string {

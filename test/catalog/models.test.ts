@@ -73,7 +73,7 @@ describe('the catalog', () => {
       'seedance-3',
       {},
       // The built-in models' names, then a count of the rest (the kie.ai market's) rather than a list of every name.
-      /^model must be one of google\/nano-banana, vendor\/nano-banana, .*suno-v6, .* or \d+ more names \(GET \/api\/v1\/models lists every model\) \(got "seedance-3"\)$/,
+      /^model must be one of google\/nano-banana, vendor\/nano-banana, .* or \d+ more names \(GET \/api\/v1\/models lists every model\) \(got "seedance-3"\)$/,
       undefined,
       'unsupported_model',
     );
