@@ -85,3 +85,24 @@ describe.each(dialects())('kie.ai market models routed to a kie.ai upstream on %
     expect(kie.creates().length).toBe(before);
   });
 });
+
+describe('KIE_API_KEY alone turns kie.ai on for the whole market (decision 3311)', () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    // The engine is not started: nothing is sent anywhere, the routes are only built.
+    s = await startServer('sqlite', { ...FAST, KIE_API_KEY: 'kie-key-of-the-operator' });
+  });
+  afterAll(() => s?.close());
+
+  it("every market model's first route is kie.ai under its own id, with an upstream built for it; built-in models are unchanged", () => {
+    const market = s.services.catalog.models.filter((m) => m.source?.includes('/catalog/kie/'));
+    expect(market).toHaveLength(28);
+    for (const m of market) {
+      expect(m.routes, m.id).toEqual([{ backend: 'kie', model: m.id, keyEnv: 'KIE_API_KEY', asIs: true, optional: true }, { backend: 'local' }]);
+    }
+    const routes = s.services.routeHealth.details(s.services.fileCatalog);
+    expect(routes.map((r) => r.model).sort()).toEqual(market.map((m) => m.id).sort());
+    expect(new Set(routes.map((r) => r.backend))).toEqual(new Set(['kie']));
+    expect(s.services.catalog.find('wan-2.7')!.routes).toEqual([{ backend: 'local' }]);
+  });
+});
