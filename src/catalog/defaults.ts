@@ -11,11 +11,13 @@ import type { ModelDef } from './types.js';
 
 /** The folder of the shipped definitions. */
 export const DEFAULT_CATALOG_DIR = fileURLToPath(new URL('../../catalog/', import.meta.url));
+/** The shipped kie.ai market models (kie.ai's ids, input names and list prices; decision 3310), after the built-in ones. */
+export const KIE_MARKET_DIR = fileURLToPath(new URL('../../catalog/kie/', import.meta.url));
 
-const read = readDefinitions(DEFAULT_CATALOG_DIR);
+const read = readDefinitions([DEFAULT_CATALOG_DIR, KIE_MARKET_DIR]);
 if (read.problems.length > 0) throw new ConfigError(`the shipped catalog is broken:\n${read.problems.map(problemText).join('\n')}`);
 
-/** The shipped models, in file name order (SPEC "Known values of the model field"). */
+/** The shipped models: the built-in ones in file name order (SPEC "Known values of the model field"), then the kie.ai market's. */
 export const DEFAULT_MODELS: readonly ModelDef[] = read.models;
 
 /** One kie.ai id: the GenGate model it names and its input mapping (the JSON format of the catalog file). */

@@ -161,13 +161,13 @@ export function definitionFiles(target: string): string[] {
     .map((name) => path.join(target, name));
 }
 
-/** Every definition of a file or folder, compiled; problems of all files, and duplicate ids across files. */
-export function readDefinitions(target: string): { models: ModelDef[]; definitions: Definition[]; problems: DefinitionProblem[] } {
+/** Every definition of a file or folder (or of several, in the order given), compiled; problems of all files, and duplicate ids across files. */
+export function readDefinitions(target: string | readonly string[]): { models: ModelDef[]; definitions: Definition[]; problems: DefinitionProblem[] } {
   const models: ModelDef[] = [];
   const definitions: Definition[] = [];
   const problems: DefinitionProblem[] = [];
   const byName = new Map<string, string>();
-  for (const file of definitionFiles(target)) {
+  for (const file of (typeof target === 'string' ? [target] : target).flatMap(definitionFiles)) {
     let text: string;
     try {
       if (statSync(file).size > MAX_BYTES) throw new Error(`larger than ${MAX_BYTES} bytes`);

@@ -39,6 +39,8 @@ Every model is a definition file: YAML (or JSON) checked against [docs/model-def
 
 **Prices.** \`rate\` (flat) or \`by\` + \`rates\` (nested for several fields), \`same_as\` (a value priced as another), \`with_client_video\` (per-second rates when clips are supplied; their seconds are billed), \`per\` (quantity from a field), \`auto_length\` (seconds charged for duration "auto", the rest refunded), and \`draft\` (draft and final resolutions). Amounts are USD text; the price is rounded up to 0.001 USD.
 
+**Routes.** Backends in order, as in the catalog file (docs/backends.md); \`optional: true\` on a kie, fal or replicate route leaves it out while the setting its \`key_env\` names is not set, so the model falls to the next route (the local demo) until the operator sets the credential (decision 3311).
+
 **Other parts.** \`hints\` (words for refusals of names a client may send by mistake), \`demo\` (which inputs the local backend renders from), \`openai\` (how OpenAI's \`/v1/images\`, \`/v1/videos\` and \`/v1/audio/speech\` parameters map onto the inputs: a field, \`{to, values}\`, \`{set: {value: {field: value}}}\`, \`{ignore: [values]}\`, \`{instead: field}\`), \`enabled\`.
 `;
 

@@ -98,6 +98,20 @@ function section(model: ModelDef): string[] {
   ];
 }
 
+/** The models of catalog/kie/ (decision 3310): what ships, where its data comes from, how a task picks kie.ai or the demo. */
+function marketSection(catalog: Catalog): string[] {
+  const market = catalog.models.filter((m) => m.source?.includes('/catalog/kie/'));
+  if (market.length === 0) return [];
+  return [
+    '## The kie.ai market',
+    '',
+    `${market.length} models of kie.ai's market ship in \`catalog/kie/\`, one file each, under kie.ai's model ids and input names and at kie.ai's list prices (decision 3310): ${market.map((m) => `\`${m.id}\``).join(', ')}. Each file's header names kie.ai's documentation page of the model and the list price with the date both were read; check https://kie.ai/pricing before selling and change a price with the catalog file (\`GENGATE_CATALOG\`) or a copy of the file (\`GENGATE_MODELS\`). The other families kie.ai clients use run on built-in models under their kie.ai ids (docs/kie.md lists them).`,
+    '',
+    "Routing (decision 3311): each market model's first route is `{backend: kie, model: <its id>, key_env: KIE_API_KEY, as_is: true, optional: true}`, then `{backend: local}`. With `KIE_API_KEY` set, tasks go to kie.ai with the input as validated, under kie.ai's names; without it the route is left out and tasks run on the local demo backend at the same price. A catalog file that gives a market model `routes` (another key, a proxy's `base_url`) replaces both.",
+    '',
+  ];
+}
+
 /** The whole of docs/models.md for a catalog. */
 export function renderModelsDoc(catalog: Catalog): string {
   const overview = catalog.models.map(
@@ -112,11 +126,12 @@ export function renderModelsDoc(catalog: Catalog): string {
     '',
     '<!-- Generated from catalog/ and src/catalog by `npm run docs:models`. Do not edit by hand; a test fails when this file is stale. -->',
     '',
-    'Every model GenGate ships, with its input fields, defaults, rules, media limits and list prices, compiled from the definition files of `catalog/`. Operators add or replace models with their own definition files (`GENGATE_MODELS`, below), and change prices, disable models and add aliases (with input mappings) with a catalog file (`GENGATE_CATALOG`, see docs/backends.md); the kie.ai model ids are aliases with input mappings by default (docs/decisions/0400); `GET /api/v1/models` and `GET /v1/pricing` always show the prices in force.',
+    'Every model GenGate ships, with its input fields, defaults, rules, media limits and list prices, compiled from the definition files of `catalog/`. Operators add or replace models with their own definition files (`GENGATE_MODELS`, below), and change prices, disable models and add aliases (with input mappings) with a catalog file (`GENGATE_CATALOG`, see docs/backends.md); the kie.ai ids of the built-in models are aliases with input mappings by default (docs/decisions/0400), and the other kie.ai market models ship under their kie.ai ids (`catalog/kie/`, "The kie.ai market" below); `GET /api/v1/models` and `GET /v1/pricing` always show the prices in force.',
     '',
     'Common to all inputs: unknown fields are refused by name; `null`, `""` and blank text count as not sent; numbers may be sent as text and text values as numbers where the meaning is clear (`duration: 5` or `"5"`); `true`/`false` may be sent as text; choices match regardless of case.',
     '',
     ...howtoSections(catalog),
+    ...marketSection(catalog),
     '## The shipped models',
     '',
     '| Model | Kind | Unit | Price (USD) |',

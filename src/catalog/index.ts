@@ -27,7 +27,7 @@ export type {
 export { buildCatalog, loadCatalog, BACKEND_KINDS } from './overrides.js';
 export { routeName, KEY_ENV } from './routes.js';
 export { hasInputMapping, makeCatalog, modelNames } from './catalog.js';
-export { DEFAULT_MODELS, DEFAULT_CATALOG_DIR, KIE_ALIASES, KIE_JPG_IDS, type KieAlias } from './defaults.js';
+export { DEFAULT_MODELS, DEFAULT_CATALOG_DIR, KIE_MARKET_DIR, KIE_ALIASES, KIE_JPG_IDS, type KieAlias } from './defaults.js';
 export { KIE_SUNO, KIE_SUNO_FIELDS, KIE_SUNO_VERSIONS, withKieSuno } from './kie-suno.js';
 export { validateInput, checkMedia, findModel, type ValidatedInput } from './validate.js';
 export { resolveDraftFinal, type DraftTask } from './draft.js';

@@ -4,7 +4,7 @@ import { makeCatalog } from './catalog.js';
 import { parseInputMap, withAlias } from './mapping.js';
 import { DEFAULT_MODELS } from './defaults.js';
 import { problemText, readDefinitions } from './definitions.js';
-import { checkRouteNames, parseRoutes } from './routes.js';
+import { checkRouteNames, configuredRoutes, parseRoutes } from './routes.js';
 import type { Catalog, ModelDef, PriceRule } from './types.js';
 
 /**
@@ -133,11 +133,14 @@ export function withDefinitions(target: string | undefined, base: readonly Model
   return [...replaced, ...read.models.filter((m) => !base.some((b) => b.id === m.id))];
 }
 
-/** Loads the catalog at start: defaults, GENGATE_MODELS definitions, then the GENGATE_CATALOG overrides. Throws ConfigError naming the file. */
-export function loadCatalog(config: Pick<Config, 'GENGATE_CATALOG' | 'GENGATE_MODELS'>): Catalog {
+/**
+ * Loads the catalog at start: defaults, GENGATE_MODELS definitions, then the GENGATE_CATALOG overrides;
+ * `optional` routes whose credential is not among `secrets` are left out (decision 3311). Throws ConfigError naming the file.
+ */
+export function loadCatalog(config: Pick<Config, 'GENGATE_CATALOG' | 'GENGATE_MODELS'> & { secrets?: Config['secrets'] }): Catalog {
   const base = withDefinitions(config.GENGATE_MODELS);
   const file = config.GENGATE_CATALOG;
-  if (!file) return buildCatalog({}, config.GENGATE_MODELS ? `GENGATE_MODELS ${config.GENGATE_MODELS}` : 'catalog', base);
-  const parsed = readJsonFile(file, 'GENGATE_CATALOG');
-  return buildCatalog(parsed, `GENGATE_CATALOG ${file}`, base);
+  const source = file ? `GENGATE_CATALOG ${file}` : config.GENGATE_MODELS ? `GENGATE_MODELS ${config.GENGATE_MODELS}` : 'catalog';
+  const built = buildCatalog(file ? readJsonFile(file, 'GENGATE_CATALOG') : {}, source, base);
+  return makeCatalog(configuredRoutes(built.models, config.secrets ?? {}), source);
 }

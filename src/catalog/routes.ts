@@ -5,11 +5,13 @@ import type { Route } from './types.js';
 export const BACKEND_KINDS: readonly string[] = ['local', 'same-api', 'byteplus', 'fal', 'replicate', 'kie', 'comfyui'];
 
 /** Fields a route of the catalog file may have, by kind (local takes nothing else: it runs in-process). */
-const UPSTREAM_FIELDS = ['backend', 'name', 'model', 'base_url', 'key_env', 'map', 'concurrency', 'as_is'];
+const UPSTREAM_FIELDS = ['backend', 'name', 'model', 'base_url', 'key_env', 'map', 'concurrency', 'as_is', 'optional'];
 /** Kinds whose adapter can send the input under the model's own names (`as_is`): the ones `gengate models import` drafts for. */
 const AS_IS_KINDS = ['fal', 'replicate', 'kie'];
 /** Fields only a kie route has: kie.ai's upload host, and the credit below which the route is skipped. */
 const KIE_FIELDS = ['upload_url', 'min_credit'];
+/** Kinds whose route may be `optional`: left out when its credential setting is not set (the shipped kie.ai market, decision 3311). */
+const OPTIONAL_KINDS = ['kie', 'fal', 'replicate'];
 /** Kinds whose `model` may be left out: same-api (our model id) and kie (the kie.ai id from the shared table, src/catalog/kie.ts). */
 const MODEL_OPTIONAL = ['same-api', 'kie'];
 /** A comfyui route: the operator's own ComfyUI servers and the workflow file the model runs (docs/backends.md "ComfyUI"). */
@@ -87,6 +89,12 @@ function parseRoute(r: unknown, at: string, fail: Fail): Route {
     if (typeof r.as_is !== 'boolean')
       throw fail(`${at}.as_is`, `must be true (send the input under the model's own names) or false (got ${JSON.stringify(r.as_is)})`);
     if (r.as_is) route.asIs = true;
+  }
+  if (r.optional !== undefined) {
+    if (!OPTIONAL_KINDS.includes(kind)) throw fail(`${at}.optional`, `is for ${OPTIONAL_KINDS.join(', ')} routes`);
+    if (typeof r.optional !== 'boolean')
+      throw fail(`${at}.optional`, `must be true (leave the route out while ${String(r.key_env)} is not set) or false (got ${JSON.stringify(r.optional)})`);
+    if (r.optional) route.optional = true;
   }
   if (r.upload_url !== undefined) {
     if (typeof r.upload_url !== 'string' || !isHttpUrl(r.upload_url)) {
@@ -198,6 +206,19 @@ function isHttpUrl(u: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * The models with each `optional` route left out while the setting its `key_env` names is not set
+ * (decision 3311): a shipped kie.ai market model goes to kie.ai once KIE_API_KEY is set, and to the
+ * routes after it (the local demo backend) otherwise. A model keeps at least the local route.
+ */
+export function configuredRoutes<M extends { routes: readonly Route[] }>(models: readonly M[], secrets: Readonly<Record<string, string>>): M[] {
+  return models.map((m) => {
+    if (!m.routes.some((r) => r.optional)) return m;
+    const routes = m.routes.filter((r) => !r.optional || (r.keyEnv !== undefined && Boolean(secrets[r.keyEnv])));
+    return { ...m, routes: routes.length > 0 ? routes : [{ backend: 'local' }] };
+  });
 }
 
 /** Refuses two routes with the same name anywhere in the catalog (they would share a breaker and a counter). */

@@ -127,6 +127,8 @@ export interface Route {
    * the upstream's own, as `gengate models import` drafts them (decision 3303).
    */
   readonly asIs?: boolean;
+  /** Left out of the catalog in use while the setting `keyEnv` names is not set (the shipped kie.ai market, decision 3311). */
+  readonly optional?: boolean;
 }
 
 /** What cross-field rules see: the model, which fields the client actually sent, and a path maker. */

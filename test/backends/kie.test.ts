@@ -50,9 +50,16 @@ const CASES: {
     expect: { image_urls: [P], resolution: '2K', google_search: true },
   },
   { model: 'nano-banana-pro', input: { prompt: 'p', nsfw_check: false }, kie: 'nano-banana-pro', expect: { prompt: 'p', nsfw_checker: false } },
-  { model: 'gpt-image-2.5-text-to-image', input: { prompt: 'p', quality: 'high' }, kie: 'gpt-image-2-text-to-image', expect: { prompt: 'p', quality: 'high' } },
-  { model: 'gpt-image-2.5-image-to-image', input: { prompt: 'p', image_input: [P, Q] }, kie: 'gpt-image-2-image-to-image', expect: { input_urls: [P, Q] } },
-  { model: 'seedream-pro', input: { prompt: 'p', resolution: '2K' }, kie: 'seedream/5-pro-text-to-image', expect: { resolution: '2K' } },
+  // gpt-image-2-* are kie.ai market models of their own (decision 3310): no row of the table.
+  // Seedream 5 takes quality, not resolution: the map is reversed (decision 3310).
+  {
+    model: 'seedream-pro',
+    input: { prompt: 'p', resolution: '2K' },
+    kie: 'seedream/5-pro-text-to-image',
+    expect: { quality: 'basic' },
+    absent: ['resolution'],
+  },
+  { model: 'seedream-pro', input: { prompt: 'p', resolution: '4K' }, kie: 'seedream/5-pro-text-to-image', expect: { quality: 'high' }, absent: ['resolution'] },
   {
     model: 'seedream-pro',
     input: { prompt: 'p', image_input: [P] },

@@ -252,7 +252,7 @@ describe('GENGATE_MODELS: definition files of the operator', () => {
     const overrides = path.join(folder({}), 'catalog.json');
     writeFileSync(overrides, JSON.stringify({ models: { 'test/model': { price: '0.02' } } }));
     const catalog = loadCatalog({ GENGATE_MODELS: dir, GENGATE_CATALOG: overrides });
-    expect(catalog.models.map((m) => m.id).slice(-2)).toEqual(['suno-v6', 'test/model']);
+    expect(catalog.models.map((m) => m.id).slice(-1)).toEqual(['test/model']);
     expect(catalog.find('wan-2.7')!.title).toBe('Wan 2.7 (ours)');
     expect(catalog.models.findIndex((m) => m.id === 'wan-2.7')).toBe(DEFAULT_MODELS.findIndex((m) => m.id === 'wan-2.7'));
     expect(quote(catalog, 'test/model', { prompt: 'x' }).priceMicros).toBe(20_000);

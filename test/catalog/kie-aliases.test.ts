@@ -15,8 +15,8 @@ const KIE_MD: Record<string, string> = {
   'google/nano-banana-edit': 'google/nano-banana-edit',
   'nano-banana-2': 'nano-banana-2',
   'nano-banana-pro': 'nano-banana-pro',
-  'gpt-image-2-text-to-image': 'gpt-image-2.5-text-to-image',
-  'gpt-image-2-image-to-image': 'gpt-image-2.5-image-to-image',
+  'gpt-image-2-text-to-image': 'gpt-image-2-text-to-image',
+  'gpt-image-2-image-to-image': 'gpt-image-2-image-to-image',
   'seedream/5-pro-text-to-image': 'seedream-pro',
   'seedream/5-pro-image-to-image': 'seedream-pro',
   'seedream/5-lite-text-to-image': 'seedream-flash',
@@ -33,10 +33,20 @@ const KIE_MD: Record<string, string> = {
   'wan/2-7-image-to-video': 'wan-2.7',
 };
 
+/** Ids of KIE.md §1 that kie.ai prices and names differently from the GenGate model: market models of their own (decision 3310). */
+const MARKET = ['gpt-image-2-text-to-image', 'gpt-image-2-image-to-image'];
+
 describe('kie.ai model ids (KIE.md §1)', () => {
   it('every id of KIE.md §1 names its GenGate model in the default catalog, with an input mapping', () => {
-    expect(Object.fromEntries(KIE_ALIASES.map((a) => [a.name, a.model]))).toEqual(KIE_MD);
-    for (const [kie, id] of Object.entries(KIE_MD)) {
+    expect(Object.fromEntries(KIE_ALIASES.map((a) => [a.name, a.model]))).toEqual(
+      Object.fromEntries(Object.entries(KIE_MD).filter(([kie]) => !MARKET.includes(kie))),
+    );
+    for (const kie of MARKET) {
+      // kie.ai's own model with kie.ai's inputs (resolution 1K/2K/4K) and price, under the kie.ai id.
+      expect(catalog.find(kie)!.id, kie).toBe(kie);
+      expect(catalog.find(kie)!.source, kie).toMatch(/catalog\/kie\//);
+    }
+    for (const [kie, id] of Object.entries(KIE_MD).filter(([k]) => !MARKET.includes(k))) {
       const model = catalog.find(kie)!;
       expect(model.id, kie).toBe(id);
       expect(model.inputMaps.has(kie), kie).toBe(true);
@@ -47,16 +57,11 @@ describe('kie.ai model ids (KIE.md §1)', () => {
     expect(KIE_CASES.map((c) => c.kie).sort()).toEqual(Object.keys(KIE_MD).sort());
   });
 
-  it('ids of other models are not aliased (DECISIONS §18)', () => {
-    for (const other of [
-      'wan/2-6-text-to-video',
-      'nano-banana-2-lite',
-      'seedream/4.5-text-to-image',
-      'kling-2.6/text-to-video',
-      'veo3',
-      'sora-2-text-to-video',
-    ]) {
-      expect(catalog.find(other), other).toBeUndefined();
+  it('ids of other models are not aliased (DECISIONS §18): the shipped ones are market models of their own (decision 3310)', () => {
+    for (const other of ['kling-2.6/text-to-video', 'veo3']) expect(catalog.find(other), other).toBeUndefined();
+    for (const market of ['wan/2-6-text-to-video', 'nano-banana-2-lite', 'seedream/4.5-text-to-image', 'sora-2-text-to-video']) {
+      expect(catalog.find(market)!.id, market).toBe(market);
+      expect(hasInputMapping(catalog, market), market).toBe(false);
     }
   });
 
@@ -91,7 +96,7 @@ describe('refusals under a kie.ai id name the field as the client sent it (DECIS
       /^input\.image_urls\[0\] must be a public https link .* for google\/nano-banana-edit; GIF is not accepted here/,
     );
     refuses('google/nano-banana', { prompt: 'x', image_size: '7:1' }, /^input\.image_size must be one of "1:1", .* for google\/nano-banana \(got "7:1"\)$/);
-    refuses('gpt-image-2-image-to-image', { prompt: 'x' }, /^input\.image_input is required/);
+    refuses('gpt-image-2-image-to-image', { prompt: 'x' }, /^input\.input_urls is required/);
     refuses('gpt-image-2-image-to-image', { prompt: 'x', input_urls: 'https://img.example.com/a.png' }, /^input\.input_urls must be a list of 1 to 16 links/);
     refuses(
       'bytedance/seedance-1.5-pro',
@@ -122,22 +127,17 @@ describe('refusals under a kie.ai id name the field as the client sent it (DECIS
   });
 
   it('fields that would change the price in a way GenGate has no price for are refused with the values it prices', () => {
+    // Seedream 5's quality is mapped to the resolution GenGate prices (one price for all): basic is 2K, high is 4K (decision 3310).
+    expect(accepts('seedream/5-pro-image-to-image', { prompt: 'x', image_urls: [photo(1)], quality: 'high' }).resolution).toBe('4K');
+    expect(accepts('seedream/5-lite-text-to-image', { prompt: 'x', quality: 'basic' }).resolution).toBe('2K');
+    refuses('seedream/5-lite-text-to-image', { prompt: 'x', quality: 'high' }, /^input\.quality must be one of "1K", "2K" for seedream-flash \(got "high"\)$/);
+    // gpt-image-2 is kie.ai's own model, priced by its resolution.
     refuses(
       'gpt-image-2-text-to-image',
-      { prompt: 'x', resolution: '2K' },
-      'input.resolution is not priced by GenGate for gpt-image-2-text-to-image (gpt-image-2.5-text-to-image) (got "2K"); gpt-image-2.5-text-to-image is priced by input.quality, which must be one of "auto", "low", "medium", "high"',
+      { prompt: 'x', resolution: '8K' },
+      /^input\.resolution must be one of "1K", "2K", "4K" for gpt-image-2-text-to-image \(got "8K"\)$/,
     );
-    refuses(
-      'gpt-image-2-image-to-image',
-      { prompt: 'x', input_urls: [photo(1)], resolution: '1K' },
-      /^input\.resolution is not priced by GenGate .* input\.quality/,
-    );
-    refuses(
-      'seedream/5-pro-image-to-image',
-      { prompt: 'x', quality: 'high' },
-      'input.quality is not priced by GenGate for seedream/5-pro-image-to-image (seedream-pro) (got "high"); seedream-pro is priced by input.resolution, which must be one of "1K", "2K", "4K"',
-    );
-    refuses('seedream/5-lite-text-to-image', { prompt: 'x', quality: 'basic' }, /^input\.quality is not priced by GenGate .* which must be one of "1K", "2K"$/);
+    refuses('gpt-image-2-text-to-image', { prompt: 'x', quality: 'high' }, /^input\.quality is not an input field of gpt-image-2-text-to-image/);
     for (const kie of ['bytedance/seedance-2-5', 'bytedance/seedance-2', 'bytedance/seedance-1.5-pro']) {
       refuses(
         kie,
@@ -163,9 +163,9 @@ describe('refusals under a kie.ai id name the field as the client sent it (DECIS
       /^input\.reference_video_urls is not an input field of seedance-2\.0-mini; its fields are: .*; under bytedance\/seedance-2-mini also: nsfw_checker, reference_image_urls$/,
     );
     refuses(
-      'gpt-image-2-image-to-image',
-      { prompt: 'x', input_urls: [photo(1)], size_class: '2K' },
-      /; under gpt-image-2-image-to-image also: nsfw_checker, input_urls$/,
+      'seedream/5-pro-image-to-image',
+      { prompt: 'x', image_urls: [photo(1)], size_class: '2K' },
+      /; under seedream\/5-pro-image-to-image also: nsfw_checker, quality, image_urls$/,
     );
   });
 });
@@ -196,7 +196,9 @@ describe('clients see the mappings', () => {
     const props = parametersSchema(catalog.find('seedream-pro')!).properties as Record<string, any>;
     expect(props.image_urls).toMatchObject({ type: 'array', description: 'Only under model "seedream/5-pro-image-to-image": same as image_input.' });
     expect(props.nsfw_checker.description).toBe('Only under model "seedream/5-pro-text-to-image", "seedream/5-pro-image-to-image": same as nsfw_check.');
-    expect(props).not.toHaveProperty('quality');
+    expect(props.quality).toMatchObject({
+      description: 'Only under model "seedream/5-pro-text-to-image", "seedream/5-pro-image-to-image": same as resolution.',
+    });
     const grok = parametersSchema(catalog.find('grok-imagine')!).properties as Record<string, any>;
     expect(grok.mode).toMatchObject({ type: 'string', enum: ['fun', 'normal', 'spicy'] });
     expect(grok.image_urls).toMatchObject({ type: 'array', maxItems: 1 });
@@ -209,14 +211,14 @@ describe('clients see the mappings', () => {
     });
     expect(modelEntry(catalog.find('higgsfield-genjutsu')!, { usdRubRate: 90, pricingBaseUrl: BASE }).input_mappings).toEqual({});
     expect(renderModelsDoc(catalog)).toContain(
-      '- `gpt-image-2-text-to-image`: `nsfw_checker` → `nsfw_check`; `resolution` refused (GenGate prices `quality`: one of "auto", "low", "medium", "high").',
+      '- `seedream/5-pro-text-to-image`: `nsfw_checker` → `nsfw_check`; `quality` → `resolution` ("basic" → "2K", "high" → "4K").',
     );
   });
 });
 
 describe("operators' aliases with a mapping (catalog file)", () => {
   const wan26 = {
-    name: 'wan/2-6-text-to-video',
+    name: 'wan/2-2-a14b-text-to-video-turbo',
     input: {
       ratio: 'aspect_ratio',
       nsfw_checker: 'nsfw_check',
@@ -229,10 +231,10 @@ describe("operators' aliases with a mapping (catalog file)", () => {
   it('an alias with a mapping is applied like a kie.ai id', () => {
     const c = buildCatalog({ models: { 'wan-2.7': { aliases: ['plain-wan', wan26] } } });
     const sent = { prompt: 'x', ratio: '1:1', prompt_extend: true, image_urls: [photo(1)], quality: 'HD' };
-    const r = validateInput(c, 'wan/2-6-text-to-video', sent, undefined, { uploadBaseUrl: BASE });
+    const r = validateInput(c, 'wan/2-2-a14b-text-to-video-turbo', sent, undefined, { uploadBaseUrl: BASE });
     expect(r).toMatchObject({ model: 'wan-2.7', input: { aspect_ratio: '1:1', first_frame_url: photo(1), resolution: '720p' } });
     expect(c.find('wan-2.7')!.aliases).toEqual(
-      expect.arrayContaining(['wan/2-7-text-to-video', 'wan/2-7-image-to-video', 'plain-wan', 'wan/2-6-text-to-video']),
+      expect.arrayContaining(['wan/2-7-text-to-video', 'wan/2-7-image-to-video', 'plain-wan', 'wan/2-2-a14b-text-to-video-turbo']),
     );
     expect(() => validateInput(c, 'plain-wan', { prompt: 'x', ratio: '1:1' })).toThrow(/input\.ratio is not an input field of wan-2\.7/);
     // The default kie.ai mappings stay; an operator may replace one by giving the alias again with its own.
@@ -246,14 +248,14 @@ describe("operators' aliases with a mapping (catalog file)", () => {
     const example = doc.slice(doc.indexOf('## Aliases with input mappings')).match(/```json\n([\s\S]*?)```/)![1]!;
     const c = buildCatalog(JSON.parse(example));
     const sent = { prompt: 'x', nsfw_checker: true, ratio: '9:16', image_urls: [photo(1)], quality: 'SD', prompt_extend: false, shot_type: 'multi' };
-    expect(validateInput(c, 'wan/2-6-text-to-video', sent).input).toMatchObject({
+    expect(validateInput(c, 'wan/2-2-a14b-text-to-video-turbo', sent).input).toMatchObject({
       nsfw_check: true,
       aspect_ratio: '9:16',
       first_frame_url: photo(1),
       resolution: '480p',
     });
-    expect(() => validateInput(c, 'wan/2-6-text-to-video', { prompt: 'x', audio_quality: 'hi' })).toThrow(
-      /^input\.audio_quality is not priced by GenGate for wan\/2-6-text-to-video \(wan-2\.7\) \(got "hi"\); wan-2\.7 is priced by input\.resolution/,
+    expect(() => validateInput(c, 'wan/2-2-a14b-text-to-video-turbo', { prompt: 'x', audio_quality: 'hi' })).toThrow(
+      /^input\.audio_quality is not priced by GenGate for wan\/2-2-a14b-text-to-video-turbo \(wan-2\.7\) \(got "hi"\); wan-2\.7 is priced by input\.resolution/,
     );
     expect(c.find('my-wan')!.id).toBe('wan-2.7');
   });

@@ -27,8 +27,8 @@ const seedance2 = (kie: string, model: string): KieCase => ({
 const seedream = (kie: string, model: string, photos: boolean): KieCase => ({
   kie,
   model,
-  sent: { prompt: 'a lighthouse', ...(photos ? { image_urls: [P1, P2] } : {}), aspect_ratio: '16:9', nsfw_checker: false },
-  gengate: { prompt: 'a lighthouse', ...(photos ? { image_input: [P1, P2] } : {}), aspect_ratio: '16:9', nsfw_check: false },
+  sent: { prompt: 'a lighthouse', ...(photos ? { image_urls: [P1, P2] } : {}), aspect_ratio: '16:9', quality: 'basic', nsfw_checker: false },
+  gengate: { prompt: 'a lighthouse', ...(photos ? { image_input: [P1, P2] } : {}), aspect_ratio: '16:9', resolution: '2K', nsfw_check: false },
 });
 
 export const KIE_CASES: readonly KieCase[] = [
@@ -57,16 +57,17 @@ export const KIE_CASES: readonly KieCase[] = [
     gengate: { prompt: 'a poster', image_input: [P1], resolution: '1K', aspect_ratio: '1:1', output_format: 'png', nsfw_check: false },
   },
   {
+    // A market model of its own (decision 3310): kie.ai's names are its names.
     kie: 'gpt-image-2-text-to-image',
-    model: 'gpt-image-2.5-text-to-image',
-    sent: { prompt: 'a sign that says hello', aspect_ratio: '1:1', nsfw_checker: false },
-    gengate: { prompt: 'a sign that says hello', aspect_ratio: '1:1', nsfw_check: false },
+    model: 'gpt-image-2-text-to-image',
+    sent: { prompt: 'a sign that says hello', aspect_ratio: '1:1', resolution: '1K', nsfw_checker: false },
+    gengate: { prompt: 'a sign that says hello', aspect_ratio: '1:1', resolution: '1K', nsfw_checker: false },
   },
   {
     kie: 'gpt-image-2-image-to-image',
-    model: 'gpt-image-2.5-image-to-image',
-    sent: { prompt: 'add a hat', input_urls: [P1], aspect_ratio: '3:2', nsfw_checker: false },
-    gengate: { prompt: 'add a hat', image_input: [P1], aspect_ratio: '3:2', nsfw_check: false },
+    model: 'gpt-image-2-image-to-image',
+    sent: { prompt: 'add a hat', input_urls: [P1], aspect_ratio: '4:3', resolution: '2K', nsfw_checker: false },
+    gengate: { prompt: 'add a hat', input_urls: [P1], aspect_ratio: '4:3', resolution: '2K', nsfw_checker: false },
   },
   seedream('seedream/5-pro-text-to-image', 'seedream-pro', false),
   seedream('seedream/5-pro-image-to-image', 'seedream-pro', true),

@@ -93,7 +93,8 @@ describe('catalog overrides', () => {
     expect(catalog.find('seedream-pro')!.routes[0]).toEqual({ backend: 'kie', keyEnv: 'KIE_API_KEY', uploadUrl: 'https://up.example.com', minCredit: 50 });
   });
   it('loadCatalog reads GENGATE_CATALOG and names the file in every error', () => {
-    expect(loadCatalog({}).models).toHaveLength(19);
+    // The 19 built-in models and the 28 of the kie.ai market (catalog/kie/).
+    expect(loadCatalog({}).models).toHaveLength(19 + 28);
     const good = file(JSON.stringify({ models: { 'wan-2.7': { enabled: false } } }));
     expect(loadCatalog({ GENGATE_CATALOG: good }).find('wan-2.7')?.enabled).toBe(false);
     const bad = file('{"models": {"wan-2.7": {"price": {"4k": "1"}}}}');

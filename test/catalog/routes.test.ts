@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildCatalog, routeName } from '../../src/catalog/index.js';
+import { buildCatalog, loadCatalog, routeName } from '../../src/catalog/index.js';
 import { ConfigError } from '../../src/config.js';
 
 const at = 'catalog overrides: models."seedance-2.0".routes';
@@ -8,7 +8,30 @@ const routes = (list: unknown) => ({ models: { 'seedance-2.0': { routes: list } 
 /** Routes of the operator's catalog file (issue 8): kinds, credentials by setting name, precise refusals. */
 describe('catalog routes', () => {
   it('keeps the local backend as the default route of every model', () => {
-    for (const m of buildCatalog().models) expect(m.routes).toEqual([{ backend: 'local' }]);
+    for (const m of buildCatalog().models) {
+      // A kie.ai market model (catalog/kie/) goes to kie.ai first when KIE_API_KEY is set (decision 3311).
+      const market = m.source?.includes('/catalog/kie/') ? [{ backend: 'kie', model: m.id, keyEnv: 'KIE_API_KEY', asIs: true, optional: true }] : [];
+      expect(m.routes, m.id).toEqual([...market, { backend: 'local' }]);
+    }
+  });
+
+  it('an optional route is left out while its setting is not set, and kept once it is (decision 3311)', () => {
+    const model = 'wan/2-6-text-to-video';
+    expect(loadCatalog({}).find(model)!.routes).toEqual([{ backend: 'local' }]);
+    expect(loadCatalog({ secrets: { OTHER_KEY: 'x' } }).find(model)!.routes).toEqual([{ backend: 'local' }]);
+    expect(loadCatalog({ secrets: { KIE_API_KEY: 'k' } }).find(model)!.routes).toEqual([
+      { backend: 'kie', model, keyEnv: 'KIE_API_KEY', asIs: true, optional: true },
+      { backend: 'local' },
+    ]);
+    // Routes the operator gives in the catalog file are never optional unless said so.
+    const c = buildCatalog({ models: { [model]: { routes: [{ backend: 'kie', key_env: 'MY_KIE_KEY', optional: true }, { backend: 'local' }] } } });
+    expect(c.find(model)!.routes[0]).toEqual({ backend: 'kie', keyEnv: 'MY_KIE_KEY', optional: true });
+    expect(() => buildCatalog(routes([{ backend: 'same-api', base_url: 'https://u.example.com', key_env: 'U_KEY', optional: true }]))).toThrow(
+      new ConfigError(`${at}[0].optional: is for kie, fal, replicate routes`),
+    );
+    expect(() => buildCatalog(routes([{ backend: 'kie', key_env: 'KIE_API_KEY', optional: 'yes' }]))).toThrow(
+      new ConfigError(`${at}[0].optional: must be true (leave the route out while KIE_API_KEY is not set) or false (got "yes")`),
+    );
   });
 
   it('reads upstream routes in order with their fields', () => {

@@ -18,7 +18,7 @@ describe('catalog and price endpoints over HTTP', () => {
       const r = await s.call('GET', '/api/v1/models');
       expect(r.status).toBe(200);
       expect(r.body).toMatchObject({ code: 200, msg: 'success' });
-      expect(r.body.data).toHaveLength(19);
+      expect(r.body.data).toHaveLength(19 + 28); // built-in + the kie.ai market (catalog/kie/)
       expect(r.headers.get('x-request-id')).toBeTruthy();
       const entry = r.body.data.find((m: { id: string }) => m.id === 'google/nano-banana');
       expect(entry).toMatchObject({ aliases: ['vendor/nano-banana'], kind: 'image', enabled: true });
@@ -59,7 +59,7 @@ describe('catalog and price endpoints over HTTP', () => {
         calculator_url: 'https://prices.example.com/v1/pricing/calculate',
       });
       expect(r.body.code).toBeUndefined();
-      expect(r.body.models).toHaveLength(19);
+      expect(r.body.models).toHaveLength(19 + 28);
       const suno = r.body.models.find((m: { id: string }) => m.id === 'suno-v6');
       expect(suno).toMatchObject({ unit: 'run', price_by: null, tiers: [{ when: {}, price: { usd: 0.09, micros: 90_000, rub: 9 } }] });
     });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { PRICE_KEY_JOIN } from '../../src/catalog/index.js';
 import { UNLIMITED, taskEntries } from './support.js';
 
 /** createTask charges exactly what the public calculator says, over a grid of models and parameters. */
@@ -14,16 +15,25 @@ describe('createTask and the calculator agree', () => {
 
   function grid(): Array<{ model: string; input: Record<string, unknown>; query: Record<string, string> }> {
     const out: Array<{ model: string; input: Record<string, unknown>; query: Record<string, string> }> = [];
-    for (const model of s.services.catalog.models) {
+    // A price per character of a text (ElevenLabs speech) has no calculator parameter: the calculator has no text to count.
+    for (const model of s.services.catalog.models.filter((m) => m.price.unit !== 'characters')) {
       const by = model.price.by;
-      const photos = model.media.images && model.media.images.min > 0 ? { [model.media.images.field]: ['https://img.example.com/p/1.jpg'] } : {};
+      // A table over several fields (the kie.ai market's resolution × duration): its keys join the values.
+      const table = model.price.table ?? (by ? [by] : []);
+      const photo = 'https://img.example.com/p/1.jpg';
+      const photos = model.media.images && model.media.images.min > 0 ? { [model.media.images.field]: [photo] } : {};
+      // kie.ai market models name their photo (image_url, a list image_urls / input_urls) and their text (text) their own way.
+      const own: Record<string, unknown> = {};
+      if (model.fields.has('image_url')) own.image_url = photo;
+      if (model.fields.has('text')) own.text = 'agreement';
       const duration = model.fields.get('duration');
       const durations: unknown[] = model.price.unit === 'second' ? [duration?.default, ...(model.autoLengthSeconds ? ['auto', 30, 7] : [])] : [undefined];
       for (const tier of by ? Object.keys(model.price.rates) : ['*']) {
         for (const d of durations) {
-          const input: Record<string, unknown> = { prompt: 'agreement', ...photos };
+          const input: Record<string, unknown> = { ...(model.fields.has('prompt') ? { prompt: 'agreement' } : {}), ...photos, ...own };
           const query: Record<string, string> = { model: model.id };
-          if (by) [input[by], query[by]] = [tier, tier];
+          const values = tier.split(PRICE_KEY_JOIN);
+          if (by) table.forEach((f, i) => ([input[f], query[f]] = [values[i]!, values[i]!]));
           if (d !== undefined && model.price.unit === 'second') [input.duration, query.duration] = [d, String(d)];
           out.push({ model: model.id, input, query });
         }

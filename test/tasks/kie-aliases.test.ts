@@ -53,14 +53,10 @@ describe.each(dialects())('kie.ai model ids end to end on %s', (dialect) => {
     const cases: Array<[string, Record<string, unknown>, RegExp]> = [
       [
         'gpt-image-2-text-to-image',
-        { prompt: 'x', resolution: '2K' },
-        /^input\.resolution is not priced by GenGate for gpt-image-2-text-to-image .*input\.quality, which must be one of "auto", "low", "medium", "high"$/,
+        { prompt: 'x', resolution: '8K' },
+        /^input\.resolution must be one of "1K", "2K", "4K" for gpt-image-2-text-to-image \(got "8K"\)$/,
       ],
-      [
-        'seedream/5-pro-text-to-image',
-        { prompt: 'x', quality: 'high' },
-        /^input\.quality is not priced by GenGate .*input\.resolution, which must be one of "1K", "2K", "4K"$/,
-      ],
+      ['seedream/5-lite-text-to-image', { prompt: 'x', quality: 'high' }, /^input\.quality must be one of "1K", "2K" for seedream-flash \(got "high"\)$/],
       [
         'bytedance/seedance-2-5',
         { prompt: 'x', resolution: '4k' },

@@ -113,6 +113,8 @@ export interface SeedreamProInput {
   size?: unknown;
   /** Only under model "seedream/5-pro-text-to-image", "seedream/5-pro-image-to-image": same as nsfw_check. */
   nsfw_checker?: boolean;
+  /** Only under model "seedream/5-pro-text-to-image", "seedream/5-pro-image-to-image": same as resolution. */
+  quality?: '1K' | '2K' | '4K';
   /** Only under model "seedream/5-pro-image-to-image": same as image_input. */
   image_urls?: Array<string>;
 }
@@ -137,6 +139,8 @@ export interface SeedreamFlashInput {
   size?: unknown;
   /** Only under model "seedream/5-lite-text-to-image", "seedream/5-lite-image-to-image": same as nsfw_check. */
   nsfw_checker?: boolean;
+  /** Only under model "seedream/5-lite-text-to-image", "seedream/5-lite-image-to-image": same as resolution. */
+  quality?: '1K' | '2K';
   /** Only under model "seedream/5-lite-image-to-image": same as image_input. */
   image_urls?: Array<string>;
 }
@@ -155,8 +159,6 @@ export interface GptImage25TextToImageInput {
   nsfw_check?: boolean;
   /** Alias of aspect_ratio. */
   size?: unknown;
-  /** Only under model "gpt-image-2-text-to-image": same as nsfw_check. */
-  nsfw_checker?: boolean;
 }
 
 /** Input of gpt-image-2.5-image-to-image (image): GPT Image 2.5 (image to image). */
@@ -175,10 +177,6 @@ export interface GptImage25ImageToImageInput {
   nsfw_check?: boolean;
   /** Alias of aspect_ratio. */
   size?: unknown;
-  /** Only under model "gpt-image-2-image-to-image": same as nsfw_check. */
-  nsfw_checker?: boolean;
-  /** Only under model "gpt-image-2-image-to-image": same as image_input. */
-  input_urls?: Array<string>;
 }
 
 /** Input of wan-3.0 (video): Wan 3.0. */
@@ -585,6 +583,486 @@ export interface SunoV6Input {
   nsfw_check?: boolean;
 }
 
+/** Input of bytedance/v1-lite-image-to-video (video): Seedance 1.0 Lite (image to video). */
+export interface BytedanceV1LiteImageToVideoInput {
+  /** What the video shows. */
+  prompt?: string;
+  /** Photo the video starts from. */
+  image_url?: string;
+  /** Resolution of the video; sets the price. Default: "720p". */
+  resolution?: '480p' | '720p' | '1080p';
+  /** Length of the video in seconds (text, as kie.ai takes it); sets the price. Default: "5". */
+  duration?: '5' | '10';
+  /** Keep the camera still. */
+  camera_fixed?: boolean;
+  /** Seed from -1 to 2147483647; -1 or absent is random. */
+  seed?: number | `${number}`;
+  /** kie.ai's content check. */
+  enable_safety_checker?: boolean;
+}
+
+/** Input of bytedance/v1-lite-text-to-video (video): Seedance 1.0 Lite (text to video). */
+export interface BytedanceV1LiteTextToVideoInput {
+  /** What the video shows. */
+  prompt?: string;
+  /** Aspect ratio of the video. Default: "16:9". */
+  aspect_ratio?: '21:9' | '16:9' | '4:3' | '1:1' | '3:4' | '9:16';
+  /** Resolution of the video; sets the price. Default: "720p". */
+  resolution?: '480p' | '720p' | '1080p';
+  /** Length of the video in seconds (text, as kie.ai takes it); sets the price. Default: "5". */
+  duration?: '5' | '10';
+  /** Keep the camera still. */
+  camera_fixed?: boolean;
+  /** Seed from -1 to 2147483647; -1 or absent is random. */
+  seed?: number | `${number}`;
+  /** kie.ai's content check. */
+  enable_safety_checker?: boolean;
+  /** Alias of aspect_ratio. */
+  size?: unknown;
+}
+
+/** Input of bytedance/v1-pro-image-to-video (video): Seedance 1.0 Pro (image to video). */
+export interface BytedanceV1ProImageToVideoInput {
+  /** What the video shows. */
+  prompt?: string;
+  /** Photo the video starts from. */
+  image_url?: string;
+  /** Resolution of the video; sets the price. Default: "720p". */
+  resolution?: '480p' | '720p' | '1080p';
+  /** Length of the video in seconds (text, as kie.ai takes it); sets the price. Default: "5". */
+  duration?: '5' | '10';
+  /** Keep the camera still. */
+  camera_fixed?: boolean;
+  /** Seed from -1 to 2147483647; -1 or absent is random. */
+  seed?: number | `${number}`;
+  /** kie.ai's content check. */
+  enable_safety_checker?: boolean;
+}
+
+/** Input of bytedance/v1-pro-text-to-video (video): Seedance 1.0 Pro (text to video). */
+export interface BytedanceV1ProTextToVideoInput {
+  /** What the video shows. */
+  prompt?: string;
+  /** Aspect ratio of the video. Default: "16:9". */
+  aspect_ratio?: '21:9' | '16:9' | '4:3' | '1:1' | '3:4' | '9:16';
+  /** Resolution of the video; sets the price. Default: "720p". */
+  resolution?: '480p' | '720p' | '1080p';
+  /** Length of the video in seconds (text, as kie.ai takes it); sets the price. Default: "5". */
+  duration?: '5' | '10';
+  /** Keep the camera still. */
+  camera_fixed?: boolean;
+  /** Seed from -1 to 2147483647; -1 or absent is random. */
+  seed?: number | `${number}`;
+  /** kie.ai's content check. */
+  enable_safety_checker?: boolean;
+  /** Alias of aspect_ratio. */
+  size?: unknown;
+}
+
+/** Input of elevenlabs/sound-effect-v2 (audio): ElevenLabs Sound Effects v2. */
+export interface ElevenlabsSoundEffectV2Input {
+  /** The sound to make. */
+  text?: string;
+  /** Length in seconds (0.5 to 22); absent lets the model pick. */
+  duration_seconds?: number | `${number}`;
+  /** How closely the sound follows the text (0 to 1). Default: 0.3. */
+  prompt_influence?: number | `${number}`;
+  /** Make a sound that loops. */
+  loop?: boolean;
+  /** Audio format of the result. Default: "mp3_44100_128". */
+  output_format?: 'mp3_44100_128' | 'mp3_44100_192' | 'mp3_22050_32' | 'pcm_16000' | 'pcm_44100';
+}
+
+/** Input of elevenlabs/text-to-speech-multilingual-v2 (speech): ElevenLabs Multilingual v2 (text to speech). */
+export interface ElevenlabsTextToSpeechMultilingualV2Input {
+  /** The words to speak. */
+  text?: string;
+  /** Voice (matched regardless of case). Default: "Rachel". */
+  voice?:
+    | 'Rachel'
+    | 'Aria'
+    | 'Roger'
+    | 'Sarah'
+    | 'Laura'
+    | 'Charlie'
+    | 'George'
+    | 'Callum'
+    | 'River'
+    | 'Liam'
+    | 'Charlotte'
+    | 'Alice'
+    | 'Matilda'
+    | 'Will'
+    | 'Jessica'
+    | 'Eric'
+    | 'Chris'
+    | 'Brian'
+    | 'Daniel'
+    | 'Lily'
+    | 'Bill';
+  /** Voice stability (0 to 1). Default: 0.5. */
+  stability?: number | `${number}`;
+  /** Similarity to the original voice (0 to 1). Default: 0.75. */
+  similarity_boost?: number | `${number}`;
+  /** Style exaggeration (0 to 1). Default: 0. */
+  style?: number | `${number}`;
+  /** Speaking speed (0.7 to 1.2). Default: 1. */
+  speed?: number | `${number}`;
+  /** Also return word timestamps (kie.ai only). */
+  timestamps?: boolean;
+  /** Text spoken before this one, for continuity. */
+  previous_text?: string;
+  /** Text spoken after this one, for continuity. */
+  next_text?: string;
+  /** ISO 639-1 language code (Turbo 2.5 and Flash only). */
+  language_code?: string;
+}
+
+/** Input of elevenlabs/text-to-speech-turbo-2-5 (speech): ElevenLabs Turbo 2.5 (text to speech). */
+export interface ElevenlabsTextToSpeechTurbo25Input {
+  /** The words to speak. */
+  text?: string;
+  /** Voice (matched regardless of case). Default: "Rachel". */
+  voice?:
+    | 'Rachel'
+    | 'Aria'
+    | 'Roger'
+    | 'Sarah'
+    | 'Laura'
+    | 'Charlie'
+    | 'George'
+    | 'Callum'
+    | 'River'
+    | 'Liam'
+    | 'Charlotte'
+    | 'Alice'
+    | 'Matilda'
+    | 'Will'
+    | 'Jessica'
+    | 'Eric'
+    | 'Chris'
+    | 'Brian'
+    | 'Daniel'
+    | 'Lily'
+    | 'Bill';
+  /** Voice stability (0 to 1). Default: 0.5. */
+  stability?: number | `${number}`;
+  /** Similarity to the original voice (0 to 1). Default: 0.75. */
+  similarity_boost?: number | `${number}`;
+  /** Style exaggeration (0 to 1). Default: 0. */
+  style?: number | `${number}`;
+  /** Speaking speed (0.7 to 1.2). Default: 1. */
+  speed?: number | `${number}`;
+  /** Also return word timestamps (kie.ai only). */
+  timestamps?: boolean;
+  /** Text spoken before this one, for continuity. */
+  previous_text?: string;
+  /** Text spoken after this one, for continuity. */
+  next_text?: string;
+  /** ISO 639-1 language code (Turbo 2.5 and Flash only). */
+  language_code?: string;
+}
+
+/** Input of flux-2/flex-image-to-image (image): Flux 2 Flex (image to image). */
+export interface Flux2FlexImageToImageInput {
+  /** What the image shows, or how to use the photos. */
+  prompt?: string;
+  /** Reference photos (1 to 8). */
+  input_urls?: Array<string>;
+  /** Aspect ratio of the image. Default: "1:1". */
+  aspect_ratio?: '1:1' | '4:3' | '3:4' | '16:9' | '9:16' | '3:2' | '2:3' | 'auto';
+  /** Size class of the image; sets the price. Default: "1K". */
+  resolution?: '1K' | '2K';
+  /** Alias of aspect_ratio. */
+  size?: unknown;
+}
+
+/** Input of flux-2/flex-text-to-image (image): Flux 2 Flex (text to image). */
+export interface Flux2FlexTextToImageInput {
+  /** What the image shows, or how to use the photos. */
+  prompt?: string;
+  /** Aspect ratio of the image. Default: "1:1". */
+  aspect_ratio?: '1:1' | '4:3' | '3:4' | '16:9' | '9:16' | '3:2' | '2:3';
+  /** Size class of the image; sets the price. Default: "1K". */
+  resolution?: '1K' | '2K';
+  /** Alias of aspect_ratio. */
+  size?: unknown;
+}
+
+/** Input of flux-2/pro-image-to-image (image): Flux 2 Pro (image to image). */
+export interface Flux2ProImageToImageInput {
+  /** What the image shows, or how to use the photos. */
+  prompt?: string;
+  /** Reference photos (1 to 8). */
+  input_urls?: Array<string>;
+  /** Aspect ratio of the image. Default: "1:1". */
+  aspect_ratio?: '1:1' | '4:3' | '3:4' | '16:9' | '9:16' | '3:2' | '2:3' | 'auto';
+  /** Size class of the image; sets the price. Default: "1K". */
+  resolution?: '1K' | '2K';
+  /** Alias of aspect_ratio. */
+  size?: unknown;
+}
+
+/** Input of flux-2/pro-text-to-image (image): Flux 2 Pro (text to image). */
+export interface Flux2ProTextToImageInput {
+  /** What the image shows, or how to use the photos. */
+  prompt?: string;
+  /** Aspect ratio of the image. Default: "1:1". */
+  aspect_ratio?: '1:1' | '4:3' | '3:4' | '16:9' | '9:16' | '3:2' | '2:3';
+  /** Size class of the image; sets the price. Default: "1K". */
+  resolution?: '1K' | '2K';
+  /** Alias of aspect_ratio. */
+  size?: unknown;
+}
+
+/** Input of gpt-image-2-image-to-image (image): GPT Image 2 (image to image). */
+export interface GptImage2ImageToImageInput {
+  /** What the image shows, or how to change the photos. */
+  prompt?: string;
+  /** Photos to edit or combine (1 to 16). */
+  input_urls?: Array<string>;
+  /** Aspect ratio of the image ("auto" lets the model pick). Default: "auto". */
+  aspect_ratio?: 'auto' | '1:1' | '9:16' | '16:9' | '4:3' | '3:4';
+  /** Size class of the image; sets the price (kie.ai renders no 4K at 1:1). Default: "1K". */
+  resolution?: '1K' | '2K' | '4K';
+  /** kie.ai's content check of the prompt and photos. */
+  nsfw_checker?: boolean;
+  /** Alias of aspect_ratio. */
+  size?: unknown;
+}
+
+/** Input of gpt-image-2-text-to-image (image): GPT Image 2 (text to image). */
+export interface GptImage2TextToImageInput {
+  /** What the image shows, or how to change the photos. */
+  prompt?: string;
+  /** Aspect ratio of the image ("auto" lets the model pick). Default: "auto". */
+  aspect_ratio?: 'auto' | '1:1' | '9:16' | '16:9' | '4:3' | '3:4';
+  /** Size class of the image; sets the price (kie.ai renders no 4K at 1:1). Default: "1K". */
+  resolution?: '1K' | '2K' | '4K';
+  /** kie.ai's content check of the prompt and photos. */
+  nsfw_checker?: boolean;
+  /** Alias of aspect_ratio. */
+  size?: unknown;
+}
+
+/** Input of hailuo/02-image-to-video-pro (video): Hailuo 02 Pro (image to video). */
+export interface Hailuo02ImageToVideoProInput {
+  /** What the video shows. */
+  prompt?: string;
+  /** Photo the video starts from. */
+  image_url?: string;
+  /** Photo the video ends on. */
+  end_image_url?: string;
+  /** Length of the video in seconds (text, as kie.ai takes it); sets the price. Default: "6". */
+  duration?: '6';
+  /** Let the model improve the prompt. Default: true. */
+  prompt_optimizer?: boolean;
+}
+
+/** Input of hailuo/02-image-to-video-standard (video): Hailuo 02 Standard (image to video). */
+export interface Hailuo02ImageToVideoStandardInput {
+  /** What the video shows. */
+  prompt?: string;
+  /** Photo the video starts from. */
+  image_url?: string;
+  /** Photo the video ends on. */
+  end_image_url?: string;
+  /** Length of the video in seconds (text, as kie.ai takes it); sets the price. Default: "6". */
+  duration?: '6' | '10';
+  /** Let the model improve the prompt. Default: true. */
+  prompt_optimizer?: boolean;
+}
+
+/** Input of hailuo/02-text-to-video-pro (video): Hailuo 02 Pro (text to video). */
+export interface Hailuo02TextToVideoProInput {
+  /** What the video shows. */
+  prompt?: string;
+  /** Length of the video in seconds (text, as kie.ai takes it); sets the price. Default: "6". */
+  duration?: '6';
+  /** Let the model improve the prompt. Default: true. */
+  prompt_optimizer?: boolean;
+}
+
+/** Input of hailuo/02-text-to-video-standard (video): Hailuo 02 Standard (text to video). */
+export interface Hailuo02TextToVideoStandardInput {
+  /** What the video shows. */
+  prompt?: string;
+  /** Length of the video in seconds (text, as kie.ai takes it); sets the price. Default: "6". */
+  duration?: '6' | '10';
+  /** Let the model improve the prompt. Default: true. */
+  prompt_optimizer?: boolean;
+}
+
+/** Input of kling/v2-5-turbo-image-to-video-pro (video): Kling 2.5 Turbo Pro (image to video). */
+export interface KlingV25TurboImageToVideoProInput {
+  /** What the video shows. */
+  prompt?: string;
+  /** Photo the video starts from. */
+  image_url?: string;
+  /** Photo the video ends on. */
+  tail_image_url?: string;
+  /** Length of the video in seconds (text, as kie.ai takes it); sets the price. Default: "5". */
+  duration?: '5' | '10';
+  /** What the video should not show. */
+  negative_prompt?: string;
+  /** How closely the video follows the prompt (0 to 1). Default: 0.5. */
+  cfg_scale?: number | `${number}`;
+}
+
+/** Input of kling/v2-5-turbo-text-to-video-pro (video): Kling 2.5 Turbo Pro (text to video). */
+export interface KlingV25TurboTextToVideoProInput {
+  /** What the video shows. */
+  prompt?: string;
+  /** Aspect ratio of the video. Default: "16:9". */
+  aspect_ratio?: '16:9' | '9:16' | '1:1';
+  /** Length of the video in seconds (text, as kie.ai takes it); sets the price. Default: "5". */
+  duration?: '5' | '10';
+  /** What the video should not show. */
+  negative_prompt?: string;
+  /** How closely the video follows the prompt (0 to 1). Default: 0.5. */
+  cfg_scale?: number | `${number}`;
+  /** Alias of aspect_ratio. */
+  size?: unknown;
+}
+
+/** Input of nano-banana-2-lite (image): Nano Banana 2 Lite. */
+export interface NanoBanana2LiteInput {
+  /** What the image shows, or how to change the photos. */
+  prompt?: string;
+  /** Photos to edit or use as references. */
+  image_urls?: Array<string>;
+  /** Aspect ratio of the image ("auto" follows the first photo). Default: "auto". */
+  aspect_ratio?: 'auto' | '1:1' | '1:4' | '1:8' | '2:3' | '3:2' | '3:4' | '4:1' | '4:3' | '4:5' | '5:4' | '8:1' | '9:16' | '16:9' | '21:9';
+  /** Size class of the image (kie.ai offers 1K only for Lite). Default: "1K". */
+  resolution?: '1K';
+  /** Alias of aspect_ratio. */
+  size?: unknown;
+}
+
+/** Input of seedream/4.5-edit (image): Seedream 4.5 (edit). */
+export interface Seedream45EditInput {
+  /** What the image shows, or how to change the photos. */
+  prompt?: string;
+  /** Photos to edit (1 to 14). */
+  image_urls?: Array<string>;
+  /** Aspect ratio of the image. Default: "1:1". */
+  aspect_ratio?: '1:1' | '4:3' | '3:4' | '16:9' | '9:16' | '2:3' | '3:2' | '21:9';
+  /** basic renders 2K, high renders 4K (one price). Default: "basic". */
+  quality?: 'basic' | 'high';
+  /** kie.ai's content check of the prompt and photos. */
+  nsfw_checker?: boolean;
+  /** Alias of aspect_ratio. */
+  size?: unknown;
+}
+
+/** Input of seedream/4.5-text-to-image (image): Seedream 4.5 (text to image). */
+export interface Seedream45TextToImageInput {
+  /** What the image shows, or how to change the photos. */
+  prompt?: string;
+  /** Aspect ratio of the image. Default: "1:1". */
+  aspect_ratio?: '1:1' | '4:3' | '3:4' | '16:9' | '9:16' | '2:3' | '3:2' | '21:9';
+  /** basic renders 2K, high renders 4K (one price). Default: "basic". */
+  quality?: 'basic' | 'high';
+  /** kie.ai's content check of the prompt and photos. */
+  nsfw_checker?: boolean;
+  /** Alias of aspect_ratio. */
+  size?: unknown;
+}
+
+/** Input of sora-2-image-to-video (video): Sora 2 (image to video). */
+export interface Sora2ImageToVideoInput {
+  /** What the video shows. */
+  prompt?: string;
+  /** The photo the video starts from (a list of one). */
+  image_urls?: Array<string>;
+  /** Orientation of the video. Default: "landscape". */
+  aspect_ratio?: 'portrait' | 'landscape';
+  /** Length of the video in seconds (text, as kie.ai takes it); sets the price. Default: "10". */
+  n_frames?: '10' | '15';
+  /** Remove the Sora watermark. */
+  remove_watermark?: boolean;
+  /** Alias of aspect_ratio. */
+  size?: unknown;
+}
+
+/** Input of sora-2-text-to-video (video): Sora 2 (text to video). */
+export interface Sora2TextToVideoInput {
+  /** What the video shows. */
+  prompt?: string;
+  /** Orientation of the video. Default: "landscape". */
+  aspect_ratio?: 'portrait' | 'landscape';
+  /** Length of the video in seconds (text, as kie.ai takes it); sets the price. Default: "10". */
+  n_frames?: '10' | '15';
+  /** Remove the Sora watermark. */
+  remove_watermark?: boolean;
+  /** Alias of aspect_ratio. */
+  size?: unknown;
+}
+
+/** Input of wan/2-5-image-to-video (video): Wan 2.5 (image to video). */
+export interface Wan25ImageToVideoInput {
+  /** What the video shows. */
+  prompt?: string;
+  /** Photo the video starts from. */
+  image_url?: string;
+  /** Length of the video in seconds (text, as kie.ai takes it); sets the price. Default: "5". */
+  duration?: '5' | '10';
+  /** Resolution of the video; sets the price. Default: "1080p". */
+  resolution?: '720p' | '1080p';
+  /** What the video should not show. */
+  negative_prompt?: string;
+  /** Let kie.ai rewrite a short prompt. */
+  enable_prompt_expansion?: boolean;
+  /** Seed from 0 to 2147483647; absent is random. */
+  seed?: number | `${number}`;
+}
+
+/** Input of wan/2-5-text-to-video (video): Wan 2.5 (text to video). */
+export interface Wan25TextToVideoInput {
+  /** What the video shows. */
+  prompt?: string;
+  /** Aspect ratio of the video. Default: "16:9". */
+  aspect_ratio?: '16:9' | '9:16' | '1:1';
+  /** Length of the video in seconds (text, as kie.ai takes it); sets the price. Default: "5". */
+  duration?: '5' | '10';
+  /** Resolution of the video; sets the price. Default: "1080p". */
+  resolution?: '720p' | '1080p';
+  /** What the video should not show. */
+  negative_prompt?: string;
+  /** Let kie.ai rewrite a short prompt. */
+  enable_prompt_expansion?: boolean;
+  /** Seed from 0 to 2147483647; absent is random. */
+  seed?: number | `${number}`;
+  /** Alias of aspect_ratio. */
+  size?: unknown;
+}
+
+/** Input of wan/2-6-image-to-video (video): Wan 2.6 (image to video). */
+export interface Wan26ImageToVideoInput {
+  /** What the video shows. */
+  prompt?: string;
+  /** The photo the video starts from (a list of one). */
+  image_urls?: Array<string>;
+  /** Length of the video in seconds (text, as kie.ai takes it); sets the price. Default: "5". */
+  duration?: '5' | '10' | '15';
+  /** Resolution of the video; sets the price. Default: "1080p". */
+  resolution?: '720p' | '1080p';
+  /** Several shots instead of one. */
+  multi_shots?: boolean;
+}
+
+/** Input of wan/2-6-text-to-video (video): Wan 2.6 (text to video). */
+export interface Wan26TextToVideoInput {
+  /** What the video shows. */
+  prompt?: string;
+  /** Length of the video in seconds (text, as kie.ai takes it); sets the price. Default: "5". */
+  duration?: '5' | '10' | '15';
+  /** Resolution of the video; sets the price. Default: "1080p". */
+  resolution?: '720p' | '1080p';
+  /** Several shots instead of one. */
+  multi_shots?: boolean;
+}
+
 /** The input type of each model id and alias. */
 export interface ModelInputs {
   'google/nano-banana': GoogleNanoBananaInput;
@@ -600,9 +1078,7 @@ export interface ModelInputs {
   'seedream/5-lite-text-to-image': SeedreamFlashInput;
   'seedream/5-lite-image-to-image': SeedreamFlashInput;
   'gpt-image-2.5-text-to-image': GptImage25TextToImageInput;
-  'gpt-image-2-text-to-image': GptImage25TextToImageInput;
   'gpt-image-2.5-image-to-image': GptImage25ImageToImageInput;
-  'gpt-image-2-image-to-image': GptImage25ImageToImageInput;
   'wan-3.0': Wan30Input;
   'higgsfield-genjutsu': HiggsfieldGenjutsuInput;
   'wan-2.7': Wan27Input;
@@ -624,6 +1100,34 @@ export interface ModelInputs {
   'grok-imagine/text-to-video': GrokImagineInput;
   'grok-imagine/image-to-video': GrokImagineInput;
   'suno-v6': SunoV6Input;
+  'bytedance/v1-lite-image-to-video': BytedanceV1LiteImageToVideoInput;
+  'bytedance/v1-lite-text-to-video': BytedanceV1LiteTextToVideoInput;
+  'bytedance/v1-pro-image-to-video': BytedanceV1ProImageToVideoInput;
+  'bytedance/v1-pro-text-to-video': BytedanceV1ProTextToVideoInput;
+  'elevenlabs/sound-effect-v2': ElevenlabsSoundEffectV2Input;
+  'elevenlabs/text-to-speech-multilingual-v2': ElevenlabsTextToSpeechMultilingualV2Input;
+  'elevenlabs/text-to-speech-turbo-2-5': ElevenlabsTextToSpeechTurbo25Input;
+  'flux-2/flex-image-to-image': Flux2FlexImageToImageInput;
+  'flux-2/flex-text-to-image': Flux2FlexTextToImageInput;
+  'flux-2/pro-image-to-image': Flux2ProImageToImageInput;
+  'flux-2/pro-text-to-image': Flux2ProTextToImageInput;
+  'gpt-image-2-image-to-image': GptImage2ImageToImageInput;
+  'gpt-image-2-text-to-image': GptImage2TextToImageInput;
+  'hailuo/02-image-to-video-pro': Hailuo02ImageToVideoProInput;
+  'hailuo/02-image-to-video-standard': Hailuo02ImageToVideoStandardInput;
+  'hailuo/02-text-to-video-pro': Hailuo02TextToVideoProInput;
+  'hailuo/02-text-to-video-standard': Hailuo02TextToVideoStandardInput;
+  'kling/v2-5-turbo-image-to-video-pro': KlingV25TurboImageToVideoProInput;
+  'kling/v2-5-turbo-text-to-video-pro': KlingV25TurboTextToVideoProInput;
+  'nano-banana-2-lite': NanoBanana2LiteInput;
+  'seedream/4.5-edit': Seedream45EditInput;
+  'seedream/4.5-text-to-image': Seedream45TextToImageInput;
+  'sora-2-image-to-video': Sora2ImageToVideoInput;
+  'sora-2-text-to-video': Sora2TextToVideoInput;
+  'wan/2-5-image-to-video': Wan25ImageToVideoInput;
+  'wan/2-5-text-to-video': Wan25TextToVideoInput;
+  'wan/2-6-image-to-video': Wan26ImageToVideoInput;
+  'wan/2-6-text-to-video': Wan26TextToVideoInput;
 }
 
 /** A model id or alias of the default catalog. */

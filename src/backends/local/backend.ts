@@ -9,6 +9,7 @@ import { AFTER_WORK, AT_SUBMIT, faultOf } from './faults.js';
 import { effectiveSeed, seededRandom } from './random.js';
 import { removeLeftovers, writeAtomically } from './output.js';
 import { renderImage, renderKey, renderTracks, renderVideo } from './render.js';
+import { ASPECT_RATIOS, imageSize } from './dimensions.js';
 
 /** Settings of the local backend. */
 export interface LocalOptions {
@@ -32,8 +33,28 @@ const AUTO_VIDEO_SECONDS = [4, 12] as const;
 /** Scratch files older than this were left by killed processes: three times the longest render (ffmpeg is killed after 5 minutes). */
 export const LEFTOVER_AGE_MS = 15 * 60_000;
 
-const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
+// Numbers in text too: upstream-shaped models (the kie.ai market) take `duration: "5"` as a choice.
+const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : typeof v === 'string' && /^\d+(\.\d+)?$/.test(v) ? Number(v) : undefined);
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+/** A ratio the renderer draws, else undefined (the kind's default): a market model's "1:4" or "8:1" still gets a demo. */
+const demoAspect = (v: unknown): string | undefined => {
+  const a = str(v);
+  return a !== undefined && ((ASPECT_RATIOS as readonly string[]).includes(a) || a === 'auto' || a === 'adaptive') ? a : undefined;
+};
+/** An image size the renderer draws ("1K", "2K", "WxH" ...); others (a market model's "basic") draw at the default. */
+const demoSize = (v: unknown): string | undefined => {
+  const s = str(v);
+  try {
+    return s === undefined ? undefined : (imageSize(s), s);
+  } catch {
+    return undefined;
+  }
+};
+/** A video resolution the renderer draws: "768P" and "1080P" of market models are taken as the nearest of 480p, 720p, 1080p. */
+const demoResolution = (v: unknown): string => {
+  const lines = Number(/^(\d{3,4})p$/i.exec(str(v) ?? '')?.[1] ?? 720);
+  return lines <= 540 ? '480p' : lines < 1000 ? '720p' : '1080p';
+};
 
 /**
  * The built-in backend (DECISIONS §16): renders real media offline. It keeps no state of its own:
@@ -99,7 +120,7 @@ export class LocalBackend implements Backend {
     const output = OUTPUT_OF_KIND[job.kind];
     if (output.media === 'image') {
       const format = of('format') === 'jpeg' ? 'jpeg' : 'png';
-      const params = { aspectRatio: str(of('aspect')), sizeClass: str(of('size')), format, seed, prompt } as const;
+      const params = { aspectRatio: demoAspect(of('aspect')), sizeClass: demoSize(of('size')), format, seed, prompt } as const;
       const file = await this.cached(job.taskId, 'image', params, format === 'png' ? 'png' : 'jpg', (dst) => renderImage(params, dst));
       return { files: [{ path: file, mime: format === 'png' ? 'image/png' : 'image/jpeg' }] };
     }
@@ -116,8 +137,8 @@ export class LocalBackend implements Backend {
     const seconds = this.videoSeconds(job, num(of('seconds')), seed, prompt);
     const container = of('format') === 'mov' ? 'mov' : 'mp4';
     const params = {
-      resolution: str(of('size')) ?? '720p',
-      aspectRatio: str(of('aspect')),
+      resolution: demoResolution(of('size')),
+      aspectRatio: demoAspect(of('aspect')),
       seconds,
       withAudio: of('sound') !== false,
       seed,
