@@ -94,7 +94,6 @@ export class LiveCatalog {
   async tick(): Promise<boolean> {
     const now = this.clock.now();
     if (now < this.nextPoll) return false;
-    this.nextPoll = now + this.pollMs;
     return this.refresh();
   }
 
@@ -112,13 +111,20 @@ export class LiveCatalog {
 
   private async reload(): Promise<boolean> {
     const db = this.database.db;
+    // Any read of the generation puts the next poll off by pollMs (of the injected clock).
+    this.nextPoll = this.clock.now() + this.pollMs;
     const gen = await generation(db);
     if (gen === this.seen) return false;
     const rows = await currentRows(db);
     const broken: LiveCatalog['broken'] = [];
     let next: Catalog;
     try {
-      next = layered(this.file, rows, (r) => this.cache.get(r), (r, problems) => broken.push({ id: r.modelId, version: r.version, problems }));
+      next = layered(
+        this.file,
+        rows,
+        (r) => this.cache.get(r),
+        (r, problems) => broken.push({ id: r.modelId, version: r.version, problems }),
+      );
     } catch (e) {
       if (!(e instanceof ConfigError)) throw e;
       // Names that clash across stored rows (two processes' races): keep what is in force.
@@ -163,7 +169,9 @@ export class LiveCatalog {
    */
   check(id: string, definition: unknown): ModelDef {
     if (definition === null || typeof definition !== 'object' || Array.isArray(definition)) {
-      throw Errors.invalid(`the definition of ${id} must be a JSON object in the model definition format (docs/model-definition.schema.json); got ${shown(definition)}`);
+      throw Errors.invalid(
+        `the definition of ${id} must be a JSON object in the model definition format (docs/model-definition.schema.json); got ${shown(definition)}`,
+      );
     }
     const body = JSON.stringify({ id, ...definition }, null, 2);
     const out = compileStored(id, 0, body);

@@ -51,7 +51,11 @@ export function refusal(id: string, problems: readonly DefinitionProblem[]) {
 export function compileStored(id: string, version: number, body: string): { model?: ModelDef; problems: DefinitionProblem[] } {
   const read = readDefinition(`${id}@v${version}.json`, body);
   if (read.model && read.model.id !== id) {
-    return { problems: [{ file: `${id}@v${version}.json`, line: 1, where: 'id', why: `must be ${shown(id)}, the id it is stored under (got ${shown(read.model.id)})` }] };
+    return {
+      problems: [
+        { file: `${id}@v${version}.json`, line: 1, where: 'id', why: `must be ${shown(id)}, the id it is stored under (got ${shown(read.model.id)})` },
+      ],
+    };
   }
   return read.model ? { model: { ...read.model, version, source: `database v${version}` }, problems: [] } : { problems: read.problems };
 }
@@ -132,7 +136,10 @@ export async function currentRows(db: Kysely<DB>): Promise<CurrentRow[]> {
 
 /** The catalog's generation: the newest version row's id (0 before any change); every process polls it. */
 export async function generation(db: Kysely<DB>): Promise<number> {
-  const row = await db.selectFrom('model_definition_versions').select((e) => e.fn.max('id').as('g')).executeTakeFirst();
+  const row = await db
+    .selectFrom('model_definition_versions')
+    .select((e) => e.fn.max('id').as('g'))
+    .executeTakeFirst();
   return Number(row?.g ?? 0);
 }
 
@@ -163,7 +170,9 @@ export async function writeVersion(
     const row = await trx.selectFrom('model_definitions').select('version').where('model_id', '=', change.modelId).executeTakeFirst();
     const current = row ? Number(row.version) : 0;
     if (current !== change.expect) {
-      throw Errors.conflict(`${change.modelId} changed meanwhile: its stored version is ${current}, this change was made on ${change.expect}; read it again and retry`);
+      throw Errors.conflict(
+        `${change.modelId} changed meanwhile: its stored version is ${current}, this change was made on ${change.expect}; read it again and retry`,
+      );
     }
     const version = current + 1;
     await trx
@@ -172,7 +181,11 @@ export async function writeVersion(
       .execute();
     const set = { version, retired: change.retired ? 1 : 0, body: change.body, updated_at: change.at };
     if (row) await trx.updateTable('model_definitions').set(set).where('model_id', '=', change.modelId).execute();
-    else await trx.insertInto('model_definitions').values({ model_id: change.modelId, ...set }).execute();
+    else
+      await trx
+        .insertInto('model_definitions')
+        .values({ model_id: change.modelId, ...set })
+        .execute();
     return version;
   });
 }
