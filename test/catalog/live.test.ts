@@ -55,6 +55,8 @@ describe.each(dialects())('live model definitions on %s', (dialect) => {
   it('a model added through the admin API takes tasks here at once and in another process after its poll interval', async () => {
     const a = await s.account(5);
     expect((await createTask(a.key, ID, { prompt: 'a cat' })).status).toBe(400);
+    const documented = async () => JSON.stringify((await s.call('GET', '/openapi.json')).body).includes(ID);
+    expect(await documented()).toBe(false);
     // The other process has polled: its next poll is due 2 s later on its clock.
     await other.definitions.tick();
     const put = await admin('PUT', def(), { definition: acme(), note: 'first' });
@@ -66,6 +68,7 @@ describe.each(dialects())('live model definitions on %s', (dialect) => {
     expect(here.status, JSON.stringify(here.body)).toBe(200);
     expect(await taskRow(here.body.data.taskId)).toMatchObject({ price_micros: 45_000, model_version: 1 });
     expect((await s.call('GET', '/api/v1/models')).body.data.some((m: { id: string }) => m.id === ID)).toBe(true);
+    expect(await documented()).toBe(true);
 
     // Not yet due on the other process's clock: it still has the catalog it loaded.
     expect(await other.definitions.tick()).toBe(false);
@@ -102,12 +105,18 @@ describe.each(dialects())('live model definitions on %s', (dialect) => {
   it('an edit makes a new version; a task keeps the version and price it was created with; a stale edit is a 409', async () => {
     const a = await s.account(5);
     const before = await createTask(a.key, ID, { prompt: 'a cat' });
+    const calculate = async () => (await s.call('GET', `/v1/pricing/calculate?model=${encodeURIComponent(ID)}`)).body.price_usd;
+    const listed = async () => (await s.call('GET', '/v1/pricing')).body.models.find((m: { id: string }) => m.id === ID);
+    expect(await calculate()).toBe(0.03);
     const put = await admin('PUT', def(), { definition: acme('0.050'), expectVersion: 1 });
     expect(put.status, JSON.stringify(put.body)).toBe(200);
     expect(put.body.data.versions.map((v: { version: number; action: string }) => `${v.version}:${v.action}`)).toEqual(['2:edit', '1:create']);
     const after = await createTask(a.key, ID, { prompt: 'a cat' });
     expect(await taskRow(before.body.data.taskId)).toMatchObject({ price_micros: 30_000, model_version: 1 });
     expect(await taskRow(after.body.data.taskId)).toMatchObject({ price_micros: 50_000, model_version: 2 });
+    // The calculator (its memo) and the price list follow.
+    expect(await calculate()).toBe(0.05);
+    expect(JSON.stringify(await listed())).toContain('0.05');
     const stale = await admin('PUT', def(), { definition: acme('0.060'), expectVersion: 1 });
     expect(stale.status).toBe(409);
     expect(stale.body.msg).toMatch(/stored version is 2, this change was made on 1/);
