@@ -18,6 +18,7 @@ import { benchUsage, printUsage } from './usage.js';
 import { benchInflight, printInflight } from './inflight.js';
 import { benchTracing, printTracing } from './tracing.js';
 import { benchSqliteDrivers, printSqliteDrivers } from './sqlite-driver.js';
+import { benchReloadUnderLoad, benchStoredLoad, printLiveCatalog } from './live-catalog.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
@@ -46,6 +47,13 @@ if (process.env.BENCH_ONLY === 'inflight') {
   const runs = await benchInflight();
   printInflight(runs);
   process.exit(runs.every((r) => r.pass) ? 0 : 1);
+}
+/** BENCH_ONLY=catalog measures just the live catalog (issue 33 item 3): 500 stored definitions' load, and a reload under load. */
+const liveCatalogRun = async () => [await benchStoredLoad(), await benchReloadUnderLoad({ seconds, connections })] as const;
+if (process.env.BENCH_ONLY === 'catalog') {
+  const [load, reload] = await liveCatalogRun();
+  printLiveCatalog(load, reload);
+  process.exit(load.pass && reload.pass ? 0 : 1);
 }
 /** BENCH_ONLY=sqlite measures just the SQLite drivers side by side (decision 2400). */
 if (process.env.BENCH_ONLY === 'sqlite') {
@@ -270,6 +278,8 @@ for (const [run, maxMs] of [
 const definitions = await benchDefinitions(true);
 micro.push({ name: definitions.name, medianMs: definitions.medianMs, maxMs: DEFINITIONS_MAX_MS, pass: definitions.pass! });
 const yamlDefinitions = await benchDefinitions(false);
+// Issue 33 item 3: stored definitions load, and a reload under load answers nothing but 200.
+const [storedLoad, reloadLoad] = await liveCatalogRun();
 
 // Issue 17: memory of the largest accepted video upload (server + ffmpeg under 512 MB), and the probe with each ffprobe found (for information).
 const uploadMemory = await benchUploadMemory();
@@ -322,6 +332,7 @@ printTracing(traced);
 printSqliteDrivers(sqliteDrivers);
 for (const m of micro) console.log(m.name.padEnd(60), `median ${m.medianMs.toFixed(3)} ms`.padStart(20), `(limit ${m.maxMs} ms)`, m.pass ? 'PASS' : 'FAIL');
 console.log(yamlDefinitions.name.padEnd(60), `median ${yamlDefinitions.medianMs.toFixed(3)} ms`.padStart(20), '(information)');
+printLiveCatalog(storedLoad, reloadLoad);
 console.log(
   `${uploadMemory.name}: ${uploadMemory.peakMb} MB (server ${uploadMemory.baseMb} MB before; ffmpeg ${uploadMemory.ffmpeg}; max 512)`,
   uploadMemory.pass ? 'PASS' : 'FAIL',
@@ -330,7 +341,7 @@ for (const p of probes) console.log(`${p.name}: median ${p.medianMs} ms (for inf
 mkdirSync('bench/results', { recursive: true });
 writeFileSync(
   'bench/results/latest.json',
-  `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds, connections, http: results, startup, micro, yamlDefinitions, burst, callbacks, classifier, attack, upload, uploadMemory, probes, limitCheck: { ...limitCheck, shareOfRecordInfoPercent: limitShare }, scale, usage, inflight, tracing: traced }, null, 2)}\n`,
+  `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds, connections, http: results, startup, micro, yamlDefinitions, burst, callbacks, classifier, attack, upload, uploadMemory, probes, limitCheck: { ...limitCheck, shareOfRecordInfoPercent: limitShare }, scale, usage, inflight, tracing: traced, storedLoad, reloadLoad }, null, 2)}\n`,
 );
 console.log('\nwritten bench/results/latest.json');
 process.exit(
@@ -347,7 +358,9 @@ process.exit(
     usage.every((u) => u.pass) &&
     inflight.every((r) => r.pass) &&
     traced.pass &&
-    sqliteDrivers.pass
+    sqliteDrivers.pass &&
+    storedLoad.pass &&
+    reloadLoad.pass
     ? 0
     : 1,
 );

@@ -4,7 +4,7 @@ import { openDatabase, type Database } from './store/index.js';
 import { DatabaseTooNew, migrate } from './store/index.js';
 import { AlertSettings, Ledger } from './billing/index.js';
 import { Accounts, Authenticator } from './accounts/index.js';
-import { loadCatalog, ModelSwitches, type Catalog } from './catalog/index.js';
+import { LiveCatalog, loadCatalog, ModelSwitches, type Catalog } from './catalog/index.js';
 import { SecretBox, SecretKeyMissing, loadSecretKeys } from './secrets/index.js';
 import { Mailer, Members } from './members/index.js';
 
@@ -67,6 +67,8 @@ export interface Core {
   catalog: Catalog;
   /** The operator's model switches (CLI / admin API); `catalog` reflects them. */
   models: ModelSwitches;
+  /** The definition files with the stored definitions on top, reloaded live (decision 3305); `catalog` reflects it. */
+  definitions: LiveCatalog;
   /** Closes everything the start opened, newest first. */
   close(): Promise<void>;
 }
@@ -91,7 +93,10 @@ export async function openCore(config: Config, clock: Clock, opened = new Opened
       }
       return db;
     });
-    const models = opened.add(new ModelSwitches(database, fileCatalog, clock), (m) => m.stop());
+    const definitions = opened.add(new LiveCatalog(database, fileCatalog, clock, config.MODEL_SWITCH_CACHE_MS), (d) => d.stop());
+    await step('stored model definitions', () => definitions.refresh());
+    const models = opened.add(new ModelSwitches(database, definitions.catalog, clock), (m) => m.stop());
+    definitions.onChange((catalog) => models.rebase(catalog));
     await step('model switches', () => models.refresh());
     const ledger = new Ledger(clock);
     const auth = new Authenticator(database, clock, config.AUTH_CACHE_MS);
@@ -125,6 +130,7 @@ export async function openCore(config: Config, clock: Clock, opened = new Opened
       fileCatalog,
       catalog: models.catalog,
       models,
+      definitions,
       close: () => opened.close(),
     };
   } catch (e) {

@@ -111,6 +111,7 @@ addModelsCommands(
   program,
   (text) => process.stdout.write(`${text}\n`),
   (text) => process.stderr.write(`${text}\n`),
+  run,
 );
 
 /**

@@ -82,6 +82,8 @@ export async function buildServices(config: Config, opts: BuildOptions = {}): Pr
 async function assemble(core: Core, opened: Opened, opts: BuildOptions): Promise<Services> {
   const { config, clock, database, ledger, catalog, fileCatalog, models, secrets } = core;
   models.start(config.MODEL_SWITCH_CACHE_MS);
+  // The stored definitions' generation is polled every MODEL_SWITCH_CACHE_MS of the injected clock; the timer only asks often.
+  core.definitions.start(Math.max(50, Math.floor(config.MODEL_SWITCH_CACHE_MS / 4)));
   // Without an offline queue a command fails at once while Redis is down, so the limiter's
   // in-memory stand-in answers instead of requests hanging.
   const redis = config.REDIS_URL

@@ -13,6 +13,7 @@ import { reportAnswer, ReportAnswer, reportQuery, usageAnswer, UsageAnswer, usag
 import { Alert, alertBody } from './alerts.js';
 import { callbackUrlCheck } from '../callbacks/index.js';
 import { adminViewOperations } from './admin-views.js';
+import { definitionOperations } from './definitions.js';
 
 const rateLimit = z.number().int().min(1).max(1_000_000_000).nullable();
 const signedUsd = z
@@ -48,6 +49,8 @@ export interface AdminCall {
   params: unknown;
   query: unknown;
   body: unknown;
+  /** Who is calling, for the versions of definitions: the operator's email, or `admin-token` (with X-GenGate-Actor when sent). */
+  who?: string;
 }
 
 /** One operation of the admin API: its spec and its handler. */
@@ -344,4 +347,5 @@ export const ADMIN_OPERATIONS: AdminOperation[] = [
     (s, call) => reportAnswer(s, call.query),
   ),
   ...adminViewOperations(base),
+  ...definitionOperations(base),
 ];

@@ -6,7 +6,15 @@ import type { Operation } from './operation.js';
  * only the API's own endpoints; these paths serve the page and nothing else.
  */
 /** The operator's pages (decision 2002): they call the admin API, which needs ADMIN_TOKEN set and an operator's session. */
-export const ADMIN_CONSOLE_PAGES = ['/admin', '/admin/accounts', '/admin/accounts/:accountId', '/admin/tasks', '/admin/models', '/admin/report'];
+export const ADMIN_CONSOLE_PAGES = [
+  '/admin',
+  '/admin/accounts',
+  '/admin/accounts/:accountId',
+  '/admin/tasks',
+  '/admin/models',
+  '/admin/definitions',
+  '/admin/report',
+];
 
 export const CONSOLE_PAGES = [
   '/',

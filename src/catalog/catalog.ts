@@ -2,7 +2,7 @@ import { ConfigError } from '../config.js';
 import type { Catalog, ModelDef } from './types.js';
 
 /** Makes a catalog from model definitions; throws ConfigError when two models share a name. */
-export function makeCatalog(models: readonly ModelDef[], source = 'catalog'): Catalog {
+export function makeCatalog(models: readonly ModelDef[], source = 'catalog', retired: readonly ModelDef[] = []): Catalog {
   const byName = new Map<string, ModelDef>();
   for (const model of models) {
     for (const name of [model.id, ...model.aliases]) {
@@ -11,6 +11,8 @@ export function makeCatalog(models: readonly ModelDef[], source = 'catalog'): Ca
       byName.set(name, model);
     }
   }
+  // A retired model keeps its names for its old tasks, unless a model in force took one since.
+  for (const model of retired) for (const name of [model.id, ...model.aliases]) if (!byName.has(name)) byName.set(name, model);
   return {
     models,
     find: (name) => byName.get(name),

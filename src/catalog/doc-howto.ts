@@ -31,7 +31,28 @@ Every model is a definition file: YAML (or JSON) checked against [docs/model-def
    \`\`\`
 
 2. \`gengate models check models/\`: every problem is one line \`file:line: where: reason\`; a price that misses a valid value is refused (\`price.rates: has no rate for resolution "2K"\`).
-3. Set \`GENGATE_MODELS=models/\` and restart; \`GET /api/v1/models\`, \`/v1/pricing\`, the calculator, the OpenAPI document and MCP show it at once.
+3. Set \`GENGATE_MODELS=models/\` and restart; \`GET /api/v1/models\`, \`/v1/pricing\`, the calculator, the OpenAPI document and MCP show it at once. Or, without a restart, store it in the database with the CLI or the admin API (below).
+
+### Without a restart: the CLI and the admin API
+
+Definitions stored in the database lie on top of the files (decisions 3304-3307): a stored version of a model replaces its file's, or adds a model. Every change is a numbered version with who, when and what (create, edit, retire, restore); it applies at once in the process that made it and in every other process sharing the database within \`MODEL_SWITCH_CACHE_MS\` (2 s), without a restart. A definition with a problem is refused with every problem and the catalog in force stays as it was. A task keeps the definition version (\`tasks.model_version\`) and the price it was created with; a retired model takes no new tasks (400 \`unsupported_model\`, naming it and when it was retired) and its tasks stay readable.
+
+\`\`\`sh
+gengate models apply models/my-model.yaml --note "launch"   # a file or a folder; refused whole when any has a problem
+gengate models list                                         # every model: file, database or both; stored version; retired
+gengate models show acme/text-to-image                      # every version: when, what, who
+gengate models retire acme/text-to-image --note "upstream gone"
+gengate models restore acme/text-to-image                   # or --version N: an earlier version back in force
+\`\`\`
+
+The admin API does the same (bearer \`ADMIN_TOKEN\`, or an operator's console session; \`X-GenGate-Actor: NAME\` records who acts with the token):
+
+\`\`\`sh
+curl -X PUT $BASE/admin/v1/definitions/acme%2Ftext-to-image -H "Authorization: Bearer $ADMIN_TOKEN" \\
+  -H 'Content-Type: application/json' -d '{"definition": {"title": "Acme Image", "kind": "image", ...}, "note": "launch", "expectVersion": 0}'
+\`\`\`
+
+\`GET /admin/v1/definitions\` (all), \`GET /admin/v1/definitions/ID\` (with every version and its definition), \`PUT /admin/v1/definitions/ID\` (\`{definition, note?, expectVersion?}\`: a new version; \`expectVersion\` answers 409 when someone changed it meanwhile), \`POST .../validate\` (\`{definition}\`: check only), \`POST .../preview\` (\`{definition?, samples: [{input, media?}]}\`: the price createTask would charge for each sample, or its refusal), \`POST .../retire\` and \`POST .../restore\` (\`{version?, note?}\`). A refusal is a 400 whose \`data.problems\` lists \`{where, line, why}\`. A stored definition replaces the whole model, \`GENGATE_CATALOG\`'s edits of it included; \`model disable\` switches still apply on top.
 
 **Inputs.** \`text\` (max), \`choice\` (values, same: other spellings), \`integer\` (min, max, only, auto: "auto" and -1), \`number\` (min, max, step, auto), \`boolean\`, \`task\` (a draft's id), \`media\` (accepts image, video or audio; count {min, max} for a list; formats, link_formats, assets, upload_mb; seconds {each, total} and alone for clips). Every input has a description; \`required\`, \`default\` and the form hints \`label\`, \`help\`, \`group\` (of \`form.groups\`), \`advanced\`, \`visible_when\` are optional. Some names carry meaning the engine relies on: \`duration\` (seconds billed), \`resolution\` (draft flow), \`video_mode\`, \`first_frame_url\` and \`last_frame_url\` (frames), \`video_urls\` and \`audio_urls\` (the only clip lists: trimmed and billed by these names), \`trim_video_to\`, \`trim_to_duration\`, \`auto_trim\`, \`web_search\` (\`tools\`), \`aspect_ratio\` (\`size\`).
 

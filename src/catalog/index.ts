@@ -49,6 +49,9 @@ export {
 } from './describe.js';
 export { modelEntry, type ModelEntry } from './entry.js';
 export { ModelSwitches, type ModelSwitchView } from './switches.js';
+export { LiveCatalog, type DefinitionView, type DefinitionDetail } from './live.js';
+export { refusal as definitionRefusal, type DefinitionVersion, type DefinitionAction } from './stored.js';
+export { refuseRetired } from './validate.js';
 export { readDefinition, readDefinitions, definitionFiles, problemText, DefinitionError, type DefinitionProblem } from './definitions.js';
 export { definitionJsonSchema, type Definition } from './format.js';
 export { NAMED_RULES, type NamedRule } from './named-rules.js';

@@ -27,7 +27,7 @@ export class ModelSwitches {
 
   constructor(
     private readonly database: Database,
-    private readonly base: Catalog,
+    private base: Catalog,
     private readonly clock: Clock,
   ) {
     this.current = base;
@@ -39,7 +39,14 @@ export class ModelSwitches {
         return self.current.models;
       },
       find: (name) => self.current.find(name),
+      snapshot: () => self.current,
     };
+  }
+
+  /** A new catalog under the switches (the live catalog reloaded, decision 3305): swapped in at once. */
+  rebase(base: Catalog): void {
+    this.base = base;
+    this.rebuild();
   }
 
   /** Reads the switches from the database and rebuilds the view when they changed. */
@@ -48,12 +55,23 @@ export class ModelSwitches {
     const next = new Map(rows.map((r) => [r.model_id, { enabled: Number(r.enabled) === 1, at: Number(r.updated_at) }]));
     const same = next.size === this.switches.size && [...next].every(([id, s]) => this.switches.get(id)?.enabled === s.enabled);
     this.switches = next;
-    if (same) return;
-    const models = this.base.models.map((m): ModelDef => {
-      const s = next.get(m.id);
+    if (!same) this.rebuild();
+  }
+
+  /** The base with the switches applied, built whole and swapped in one assignment. */
+  private rebuild(): void {
+    const base = this.base;
+    const models = base.models.map((m): ModelDef => {
+      const s = this.switches.get(m.id);
       return s && s.enabled !== m.enabled ? { ...m, enabled: s.enabled } : m;
     });
-    this.current = models.some((m, i) => m !== this.base.models[i]) ? makeCatalog(models) : this.base;
+    if (!models.some((m, i) => m !== base.models[i])) {
+      this.current = base;
+      return;
+    }
+    const switched = makeCatalog(models);
+    // Retired models are not in `models` but stay findable by name (their tasks run on), as in the base.
+    this.current = { models: switched.models, find: (name) => switched.find(name) ?? base.find(name) };
   }
 
   /** Refreshes every `everyMs` in the background (unref'd: it never keeps the process alive). */

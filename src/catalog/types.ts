@@ -190,6 +190,10 @@ export interface ModelDef {
   readonly openai?: OpenAiMaps;
   /** The definition file the model was compiled from. */
   readonly source?: string;
+  /** The stored definition version in force (decision 3304); absent for a definition file's model. */
+  readonly version?: number;
+  /** Set when the operator retired the model: it takes no new tasks, its tasks stay readable (decision 3306). */
+  readonly retired?: { readonly at: number; readonly by: string; readonly version: number };
 }
 
 /** Hints for one field in forms; none of them changes validation. */
@@ -231,9 +235,15 @@ export interface OpenAiMaps {
 
 /** The catalog in use: the default models with the operator's overrides applied. */
 export interface Catalog {
+  /** The models that take tasks (retired ones are not listed). */
   readonly models: readonly ModelDef[];
-  /** Finds a model by canonical id or alias. */
+  /** Finds a model by canonical id or alias; a retired model is found too (its tasks run on), with `retired` set. */
   find(name: string): ModelDef | undefined;
+  /**
+   * The immutable catalog in force now, for a live view whose models change while the process runs
+   * (decision 3305): a request takes one and uses it throughout, so a reload never splits it.
+   */
+  snapshot?(): Catalog;
 }
 
 /**

@@ -50,6 +50,15 @@ export function findModel(catalog: Catalog, name: unknown): ModelDef {
   return model;
 }
 
+/** A retired model takes no new tasks (decision 3306): the refusal names it, when and which version. */
+export function refuseRetired(model: ModelDef): void {
+  if (!model.retired) return;
+  const { at, version } = model.retired;
+  throw Errors.unsupportedModel(
+    `model ${model.id} was retired by the operator on ${new Date(at).toISOString()} (definition version ${version}) and takes no new tasks; its earlier tasks stay readable`,
+  );
+}
+
 /** One sent value and the key the client used for it (an alias stays visible in messages). */
 interface Sent {
   readonly value: unknown;
@@ -124,6 +133,7 @@ function readField(model: ModelDef, field: string, given: readonly Sent[], links
  */
 export function validateInput(catalog: Catalog, modelName: unknown, input: unknown, media?: MediaFacts, options: LinkOptions = {}): ValidatedInput {
   const model = findModel(catalog, modelName);
+  refuseRetired(model);
   if (!model.enabled) throw Errors.modelDisabled(model.id);
   if (input === undefined || input === null) throw Errors.missingField('input', `an object of the input fields of ${model.id}`);
   if (!isPlainObject(input)) throw Errors.invalid(`input must be an object of the input fields of ${model.id} (got ${shown(input)})`);

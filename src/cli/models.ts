@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { ImportError, importModel, IMPORT_SOURCES, problemText, readDefinitions, type ModelKind } from '../catalog/index.js';
 import { ConfigError, loadConfig } from '../config.js';
+import { addDefinitionCommands } from './definitions.js';
 
 type Out = (text: string) => void;
 
@@ -94,8 +95,11 @@ export async function importModels(source: string, flags: ImportFlags, out: Out,
   }
 }
 
-export function addModelsCommands(program: Command, out: Out, err: Out): void {
-  const models = program.command('models').description('model definition files (docs/models.md "Add a model in five minutes")');
+export function addModelsCommands(program: Command, out: Out, err: Out, run?: Parameters<typeof addDefinitionCommands>[1]): void {
+  const models = program
+    .command('models')
+    .description('model definitions: files, and the versions stored in the database (docs/models.md "Add a model in five minutes")');
+  if (run) addDefinitionCommands(models, run, out, err);
   models
     .command('check <path>')
     .description('validate definition files (a file or a folder): each problem as file:line and the reason')

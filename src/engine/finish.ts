@@ -110,7 +110,9 @@ async function commit(
   };
   let finalMicros = Number(task.price_micros);
   if (Number(task.auto_length) === 1 && duration !== undefined) {
-    finalMicros = settleAutoLength(deps.catalog, task.model, job.input, job.media, duration).priceMicros;
+    // Never above the charge: the definition may have been edited to a higher rate since the task was
+    // created (decision 3304), and a settlement is a refund of the unused part, never a second charge.
+    finalMicros = Math.min(finalMicros, settleAutoLength(deps.catalog, task.model, job.input, job.media, duration).priceMicros);
   }
   const expiresAt = now + FILE_RETENTION_MS;
   const unused = Number(task.price_micros) - finalMicros;

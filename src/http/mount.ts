@@ -27,11 +27,14 @@ export function mountKeyed(app: FastifyInstance, services: Services, op: KeyedOp
   });
 }
 
+/** Who made each admin request, set by the admin scope's auth hook (the versions of definitions record it). */
+export const adminActors = new WeakMap<object, string>();
+
 /** Mounts an admin api/ operation at its spec's method and path, in a scope whose hook checks ADMIN_TOKEN. */
 export function mountAdmin(scope: FastifyInstance, services: Services, op: AdminOperation): void {
   scope.route({
     method: op.spec.method.toUpperCase() as Method,
     url: op.spec.path,
-    handler: async (req, reply) => send(reply, await op.handle(services, { params: req.params, query: req.query, body: req.body })),
+    handler: async (req, reply) => send(reply, await op.handle(services, { params: req.params, query: req.query, body: req.body, who: adminActors.get(req) })),
   });
 }

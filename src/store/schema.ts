@@ -138,6 +138,8 @@ export interface TasksTable {
   completed_at: number | null;
   /** Position in the model's routes the task is on (issue 8 fail-over). */
   route_index: Generated<number>;
+  /** The stored definition version the task was created with; null: the definition file's (migration 023). */
+  model_version?: number | null;
   /** Token of the task's upstream callback URL (/upstream/v1/notify/<token>); null until handed to an upstream. */
   upstream_token: string | null;
   /** When the task was handed to its backend. */
@@ -240,6 +242,27 @@ export interface WebhookAttemptsTable {
 }
 
 /** The operator's switch on a model (CLI / admin API); overrides the catalog's `enabled`. */
+/** One change of a model definition (migration 023): who, when, what; `body` is the definition's JSON, null for a file's. */
+export interface ModelDefinitionVersionsTable {
+  id: Generated<number>;
+  model_id: string;
+  version: number;
+  action: 'create' | 'edit' | 'retire' | 'restore';
+  body: string | null;
+  who: string;
+  note: string | null;
+  created_at: number;
+}
+
+/** The definition version in force per model (migration 023); `body` null: the definition file's. */
+export interface ModelDefinitionsTable {
+  model_id: string;
+  version: number;
+  retired: number;
+  body: string | null;
+  updated_at: number;
+}
+
 export interface ModelSwitchesTable {
   model_id: string;
   enabled: number;
@@ -393,6 +416,8 @@ export interface DB {
   account_events: AccountEventsTable;
   webhook_attempts: WebhookAttemptsTable;
   model_switches: ModelSwitchesTable;
+  model_definitions: ModelDefinitionsTable;
+  model_definition_versions: ModelDefinitionVersionsTable;
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   ledger_entries: LedgerTable;

@@ -186,6 +186,8 @@ export async function createTask(deps: CreateDeps, principal: Principal, rawBody
         created_at: now,
         updated_at: now,
         dialect: dialectOf(catalog, String(body.model), principal),
+        // The stored definition version it was validated and priced with (decision 3304); null: the file's.
+        ...(model.version !== undefined ? { model_version: model.version } : {}),
         ...(traceParent ? { trace_parent: traceParent } : {}),
       });
       await recordCreated(trx, taskId, now);

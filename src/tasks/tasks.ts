@@ -77,7 +77,8 @@ export class Tasks {
 
   /** POST /jobs/createTask; see createTask. */
   async create(principal: Principal, body: unknown, idempotencyKey: string | undefined): Promise<Created> {
-    return this.createWith(this.catalog, principal, body, idempotencyKey);
+    // One immutable catalog for the whole create: a reload meanwhile never splits a request (decision 3305).
+    return this.createWith(this.catalog.snapshot?.() ?? this.catalog, principal, body, idempotencyKey);
   }
 
   /**
@@ -87,7 +88,7 @@ export class Tasks {
    */
   async createSuno(principal: Principal, sent: unknown, idempotencyKey: string | undefined): Promise<Created> {
     try {
-      const catalog = withKieSuno(this.catalog);
+      const catalog = withKieSuno(this.catalog.snapshot?.() ?? this.catalog);
       if (!catalog) throw Errors.unsupportedModel(`${KIE_SUNO.model} is not in this server's catalog`);
       return await this.createWith(catalog, principal, sunoCreateBody(sent), idempotencyKey, { origin: SUNO_ORIGIN, sent });
     } catch (e) {

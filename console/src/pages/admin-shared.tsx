@@ -89,6 +89,7 @@ const SECTIONS: [string, string][] = [
   ['/admin/accounts', 'Accounts'],
   ['/admin/tasks', 'All tasks'],
   ['/admin/models', 'Models'],
+  ['/admin/definitions', 'Definitions'],
   ['/admin/report', 'Money'],
 ];
 

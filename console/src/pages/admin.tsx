@@ -5,6 +5,7 @@ import { AdminAccount } from './admin-account.js';
 import { AdminAccounts } from './admin-accounts.js';
 import { AdminDashboard } from './admin-dashboard.js';
 import { AdminModels } from './admin-models.js';
+import { AdminDefinitions } from './admin-definitions.js';
 import { AdminReport } from './admin-report.js';
 import { AdminTasks } from './admin-tasks.js';
 import './admin.css';
@@ -27,6 +28,7 @@ export function AdminRoutes({ path, query }: { path: string; query: URLSearchPar
   if (path === '/admin/accounts') return <AdminAccounts query={query} />;
   if (path === '/admin/tasks') return <AdminTasks query={query} />;
   if (path === '/admin/models') return <AdminModels />;
+  if (path === '/admin/definitions') return <AdminDefinitions />;
   if (path === '/admin/report') return <AdminReport query={query} />;
   const account = /^\/admin\/accounts\/([^/]+)$/.exec(path);
   if (account) return <AdminAccount accountId={decodeURIComponent(account[1]!)} />;

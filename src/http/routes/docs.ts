@@ -92,14 +92,19 @@ function asset(name: string): Buffer {
   return bytes;
 }
 
-/** GET /openapi.json (the OpenAPI 3.1 document, built once) and the reference page /docs rendered from it. */
+/** GET /openapi.json (the OpenAPI 3.1 document, built again only when the catalog's models change) and the reference page /docs rendered from it. */
 export function registerDocsRoutes(app: FastifyInstance, services: Services) {
   const { config, catalog } = services;
-  const body = JSON.stringify(buildDocument(config, catalog));
+  // A stored definition changed live (decision 3305) gives the catalog new models, and the document with them.
+  let kept = { models: catalog.models, body: JSON.stringify(buildDocument(config, catalog)) };
+  const document = () => {
+    if (kept.models !== catalog.models) kept = { models: catalog.models, body: JSON.stringify(buildDocument(config, catalog.snapshot?.() ?? catalog)) };
+    return kept.body;
+  };
   const csp = `default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; connect-src 'self' ${config.PUBLIC_BASE_URL} ${config.PRICING_BASE_URL}`;
 
   app.get('/openapi.json', { config: { cors: 'public' } }, async (_req, reply) =>
-    reply.type('application/json; charset=utf-8').header('access-control-allow-origin', '*').header('cache-control', 'public, max-age=300').send(body),
+    reply.type('application/json; charset=utf-8').header('access-control-allow-origin', '*').header('cache-control', 'public, max-age=300').send(document()),
   );
 
   app.get('/docs', async (_req, reply) => reply.type('text/html; charset=utf-8').header('content-security-policy', csp).send(PAGE));

@@ -5,8 +5,9 @@ import { limitPublic } from '../limits.js';
 import { boundedCache, cached } from '../../cache.js';
 
 /**
- * Prices change only with a restart (catalog file or USD_RUB_RATE); the list's `enabled` flags change
- * with the operator's model switches, and the ETag with them, so clients may cache briefly and revalidate.
+ * Prices change with a restart (catalog file or USD_RUB_RATE) or a stored definition (decision 3305);
+ * the list's `enabled` flags change with the operator's model switches, and the ETag with them, so
+ * clients may cache briefly and revalidate.
  */
 const CACHE = 'public, max-age=300';
 
@@ -42,9 +43,11 @@ export function registerPricingRoutes(app: FastifyInstance, services: Services) 
     return reply.type('application/json; charset=utf-8').send(list.body);
   });
 
-  // The answer is a pure function of the query, the catalog file and the RUB rate, all fixed until a
-  // restart (the calculator prices disabled models too), so each distinct query is worked out once.
+  // The answer is a pure function of the query, the catalog's models and the RUB rate (the calculator
+  // prices disabled models too), so each distinct query is worked out once per catalog: a stored
+  // definition changed live (decision 3305) starts the memo over.
   const memo = boundedCache<string, { code: number; cache: string; body: string }>(MEMO_MAX);
+  let memoModels = catalog.models;
   const answer = (query: Record<string, unknown>) => {
     try {
       return { code: 200, cache: CACHE, body: JSON.stringify(calculatePrice(catalog, query, config.USD_RUB_RATE)) };
@@ -54,6 +57,10 @@ export function registerPricingRoutes(app: FastifyInstance, services: Services) 
     }
   };
   app.get('/v1/pricing/calculate', { onRequest, config: { cors: 'public' } }, async (req, reply) => {
+    if (memoModels !== catalog.models) {
+      memo.clear();
+      memoModels = catalog.models;
+    }
     const key = req.url.slice(req.url.indexOf('?') + 1 || req.url.length);
     const hit = cached(memo, key, () => answer((req.query ?? {}) as Record<string, unknown>));
     return reply.code(hit.code).header('cache-control', hit.cache).type('application/json; charset=utf-8').send(hit.body);

@@ -21,6 +21,7 @@ import * as m018 from './018_key_spend_kept.js';
 import * as m019 from './019_oauth_open_codes.js';
 import * as m020 from './020_topup_fees.js';
 import * as m021 from './021_task_trace.js';
+import * as m023 from './023_model_definitions.js';
 
 export interface Migration {
   version: number;
@@ -51,4 +52,6 @@ export const MIGRATIONS: Migration[] = [
   { version: 19, name: 'open OAuth authorization codes by expiry', up: m019.up },
   { version: 20, name: "Stripe's fee and net of card top-ups", up: m020.up },
   { version: 21, name: 'trace of the creating request', up: m021.up },
+  // 022 comes from another branch; it goes before this line when both are merged.
+  { version: 23, name: 'model definitions kept in the database, with their versions; the version of each task', up: m023.up },
 ];
