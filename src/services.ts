@@ -163,6 +163,7 @@ async function assemble(core: Core, opened: Opened, opts: BuildOptions): Promise
     health: routeHealth,
     ...engineCounters,
     webhookBase: config.UPSTREAM_WEBHOOKS ? config.PUBLIC_BASE_URL : null,
+    publicBase: config.PUBLIC_BASE_URL,
     settings: {
       pollMs: config.ENGINE_POLL_MS,
       leaseMs: config.ENGINE_LEASE_MS,

@@ -108,6 +108,10 @@ describe.each(dialects())('kie routes end to end on %s', (dialect) => {
     expect(t.state, JSON.stringify(t)).toBe('success');
     expect(kie.creates().at(-1)!.path).toBe('/api/v1/generate');
     expect(kie.creates().at(-1)!.json).toMatchObject({ prompt: 'rain, rain', model: 'V5', customMode: true, title: 'Rain' });
+    // Issue 36: kie.ai's Suno API refuses a request without callBackUrl, so one is sent with UPSTREAM_WEBHOOKS off too
+    // (the task's notify address; the engine still polls: this fake never calls back).
+    expect(String((kie.creates().at(-1)!.json as { callBackUrl?: string }).callBackUrl)).toMatch(/^https?:\/\/[^/]+\/upstream\/v1\/notify\/[A-Za-z0-9_-]+$/);
+    expect(kie.calls.filter((c) => c.path === '/api/v1/generate/record-info').length).toBeGreaterThan(1);
     const links = resultUrls(t);
     expect(links).toHaveLength(2);
     expect(await hashOfLink(s, links[1]!)).toBe(await hashOf(kit.tracks[1]!));
