@@ -127,6 +127,12 @@ export interface Route {
    * the upstream's own, as `gengate models import` drafts them (decision 3303).
    */
   readonly asIs?: boolean;
+  /**
+   * The route's own hosts (`base_url`, `upload_url`, `servers`) may be on loopback or private
+   * addresses, with ALLOW_PRIVATE_NETWORK off (a ComfyUI on the LAN); customers' links stay under
+   * the network guard (decision 2502).
+   */
+  readonly privateNetwork?: boolean;
 }
 
 /** What cross-field rules see: the model, which fields the client actually sent, and a path maker. */
