@@ -26,6 +26,7 @@ export type {
 } from './types.js';
 export { buildCatalog, loadCatalog, BACKEND_KINDS } from './overrides.js';
 export { routeName, privateRouteHosts, KEY_ENV } from './routes.js';
+export { routeLimitRefusal, routeLimitsOf } from './route-limits.js';
 export { hasInputMapping, makeCatalog, modelNames } from './catalog.js';
 export { DEFAULT_MODELS, DEFAULT_CATALOG_DIR, KIE_ALIASES, KIE_JPG_IDS, type KieAlias } from './defaults.js';
 export { KIE_SUNO, KIE_SUNO_FIELDS, KIE_SUNO_VERSIONS, withKieSuno } from './kie-suno.js';

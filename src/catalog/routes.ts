@@ -1,11 +1,12 @@
 import { CREDENTIAL_SETTING, type ConfigError } from '../config.js';
+import { parseRouteLimits } from './route-limits.js';
 import type { Catalog, Route } from './types.js';
 
 /** Backends a route may name (DECISIONS §16): the built-in renderer and the upstream adapters. */
 export const BACKEND_KINDS: readonly string[] = ['local', 'same-api', 'byteplus', 'fal', 'replicate', 'kie', 'comfyui'];
 
 /** Fields a route of the catalog file may have, by kind (local takes nothing else: it runs in-process). */
-const UPSTREAM_FIELDS = ['backend', 'name', 'model', 'base_url', 'key_env', 'map', 'concurrency', 'as_is', 'private_network'];
+const UPSTREAM_FIELDS = ['backend', 'name', 'model', 'base_url', 'key_env', 'map', 'concurrency', 'as_is', 'private_network', 'limits'];
 /** Kinds whose adapter can send the input under the model's own names (`as_is`): the ones `gengate models import` drafts for. */
 const AS_IS_KINDS = ['fal', 'replicate', 'kie'];
 /** Fields only a kie route has: kie.ai's upload host, and the credit below which the route is skipped. */
@@ -13,7 +14,7 @@ const KIE_FIELDS = ['upload_url', 'min_credit'];
 /** Kinds whose `model` may be left out: same-api (our model id) and kie (the kie.ai id from the shared table, src/catalog/kie.ts). */
 const MODEL_OPTIONAL = ['same-api', 'kie'];
 /** A comfyui route: the operator's own ComfyUI servers and the workflow file the model runs (docs/backends.md "ComfyUI"). */
-const COMFYUI_FIELDS = ['backend', 'name', 'servers', 'workflow', 'fps', 'key_env', 'concurrency', 'private_network'];
+const COMFYUI_FIELDS = ['backend', 'name', 'servers', 'workflow', 'fps', 'key_env', 'concurrency', 'private_network', 'limits'];
 const MAX_SERVERS = 32;
 /** Setting names a credential may live in: ending in _KEY, _TOKEN or _SECRET, so only those are read from the environment. */
 export const KEY_ENV = CREDENTIAL_SETTING;
@@ -138,6 +139,7 @@ function parseCommon(r: Json, route: Mutable<Route>, at: string, fail: Fail): vo
       );
     if (r.private_network) route.privateNetwork = true;
   }
+  if (r.limits !== undefined) route.limits = parseRouteLimits(r.limits, `${at}.limits`, fail);
 }
 
 /**

@@ -103,7 +103,7 @@ describe.each(dialects())('kie routes end to end on %s', (dialect) => {
 
   it("runs suno-v6 through kie.ai's Suno endpoints and re-hosts both tracks", async () => {
     const { key } = await s.account(10);
-    const id = await create(s, key, 'suno-v6', { prompt: 'rain, rain', custom_mode: true, title: 'Rain', version: 'v5' });
+    const id = await create(s, key, 'suno-v6', { prompt: 'rain, rain', custom_mode: true, title: 'Rain', style: 'folk', version: 'v5' });
     const t = await settle(s, key, id);
     expect(t.state, JSON.stringify(t)).toBe('success');
     expect(kie.creates().at(-1)!.path).toBe('/api/v1/generate');
@@ -115,6 +115,26 @@ describe.each(dialects())('kie routes end to end on %s', (dialect) => {
     const links = resultUrls(t);
     expect(links).toHaveLength(2);
     expect(await hashOfLink(s, links[1]!)).toBe(await hashOf(kit.tracks[1]!));
+  });
+
+  it("refuses with 422 before any charge an input kie.ai's Suno API refuses (issue 36 item 4): a long prompt without custom mode, no style in custom mode", async () => {
+    const { key } = await s.account(10);
+    const before = kie.creates().length;
+    const balance = async () => (await s.call('GET', '/api/v1/user/balance', { key })).body.data.balance;
+    const was = await balance();
+    const long = await s.call('POST', '/api/v1/jobs/createTask', { key, body: { model: 'suno-v6', input: { prompt: 'la '.repeat(600) } } });
+    expect(long.status, JSON.stringify(long.body)).toBe(422);
+    expect(long.body.msg).toBe(
+      "input.prompt may be at most 500 characters when input.custom_mode is false: kie.ai's Suno API that suno-v6 runs on takes no more (got 1800)",
+    );
+    const noStyle = await s.call('POST', '/api/v1/jobs/createTask', {
+      key,
+      body: { model: 'suno-v6', input: { prompt: 'la', custom_mode: true, title: 'T' } },
+    });
+    expect(noStyle.status).toBe(422);
+    expect(noStyle.body.msg).toContain('input.style is required when input.custom_mode is true');
+    expect(await balance()).toBe(was);
+    expect(kie.creates().length).toBe(before);
   });
 
   it('fails over from kie.ai in maintenance (455) to the next route after the retries', async () => {
