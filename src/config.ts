@@ -161,6 +161,20 @@ export const configSchema = z
     FFPROBE_PATH: z.string().min(1).optional(),
     MEDIA_THREADS: z.coerce.number().int().min(1).max(64).default(2).describe('a whole number from 1 to 64'),
     ALLOW_PRIVATE_NETWORK: flag(false),
+    UPSTREAM_PRIVATE_HOSTS: z
+      .string()
+      .default('')
+      .transform((v) =>
+        v
+          .split(',')
+          .map((h) => h.trim().toLowerCase())
+          .filter(Boolean),
+      )
+      .refine(
+        (list) => list.every((h) => /^(\[[0-9a-f:.]+\]|[0-9a-f:]+:[0-9a-f:.]*|[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?)$/.test(h)),
+        'must be comma-separated host names or IP addresses without scheme or port, e.g. gpu-1.lan,10.0.0.5',
+      )
+      .describe('comma-separated host names or IP addresses, e.g. gpu-1.lan,10.0.0.5'),
     CALLBACK_RETRY_DELAYS_MS: z
       .string()
       .regex(/^\d+(,\d+)*$/, 'must be comma-separated whole numbers of milliseconds')

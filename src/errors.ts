@@ -19,6 +19,7 @@ export type ErrorKind =
   | 'request_timeout'
   | 'headers_too_large'
   | 'conflict'
+  | 'upstream_limit'
   | 'payments_unavailable';
 
 export type ErrorStyle = 'default' | 'reference';
@@ -42,6 +43,7 @@ export const ERROR_TABLE: Record<ErrorKind, Record<ErrorStyle, readonly [number,
   request_timeout: { default: [408, 'request_timeout'], reference: [408, 'request_timeout'] },
   headers_too_large: { default: [431, 'headers_too_large'], reference: [431, 'headers_too_large'] },
   conflict: { default: [409, 'conflict'], reference: [409, 'conflict'] },
+  upstream_limit: { default: [422, 'invalid_request_error'], reference: [422, 'validation_error'] },
   payments_unavailable: { default: [503, 'service_unavailable'], reference: [503, 'service_unavailable'] },
 };
 
@@ -101,6 +103,8 @@ export const Errors = {
   /** The request is valid but the state of what it names refuses it (an operator debit larger than the balance). */
   conflict: (msg: string, data: unknown = null) => new AppError('conflict', msg, data),
   paymentsUnavailable: (msg: string) => new AppError('payments_unavailable', msg),
+  /** The model accepts the input but the upstream of one of its routes refuses it (decision 2503): 422 naming that limit. */
+  upstreamLimit: (msg: string) => new AppError('upstream_limit', msg),
 };
 
 /** (status, error type) of a kind under a style. */

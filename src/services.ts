@@ -5,7 +5,7 @@ import type { Config } from './config.js';
 import { systemClock, type Clock } from './clock.js';
 import { Opened, openCore, step, type Core } from './core.js';
 import { RateLimits } from './limits/index.js';
-import type { Catalog } from './catalog/index.js';
+import { privateRouteHosts, type Catalog } from './catalog/index.js';
 import { DiskBlobStore, Files, loadS3BlobStore, UploadFacts, Uploads, type BlobStore, type MediaFactsResolver } from './files/index.js';
 import { LocalBackend, loadUpstreams, type Backend } from './backends/index.js';
 import { Engine, RouteHealth, connectWakeups, registerEngineMetrics, registerHeldGauge, taskDue, type Wakeups } from './engine/index.js';
@@ -37,6 +37,8 @@ export interface Services extends Core {
   metrics: Metrics;
   /** The network guard every outbound fetch goes through (DECISIONS §14). */
   guard: NetGuard;
+  /** The guard of upstream calls: `guard` plus the trusted upstream hosts (its `privateHosts`; decision 2502). */
+  upstreamGuard: NetGuard;
   /** The callback delivery worker; `gengate serve` starts it next to the engine. */
   callbacks: CallbackWorker;
   /** Delivery logs, redelivery and test deliveries of the account webhooks (decision 1905). */
@@ -113,6 +115,9 @@ async function assemble(core: Core, opened: Opened, opts: BuildOptions): Promise
   });
   void uploads.sweepTemp();
   const guard = opened.add(new NetGuard({ allowPrivate: config.ALLOW_PRIVATE_NETWORK }), (g) => g.close());
+  // Upstream calls may also reach the operator's trusted hosts on private addresses (decision 2502); customers' links use `guard`.
+  const privateHosts = [...config.UPSTREAM_PRIVATE_HOSTS, ...privateRouteHosts(fileCatalog)];
+  const upstreamGuard = opened.add(new NetGuard({ allowPrivate: config.ALLOW_PRIVATE_NETWORK, privateHosts }), (g) => g.close());
   // Its classifier's worker threads start with the first photo (decision 0305); closing stops them.
   const moderation = opened.add(await step('content check', () => buildContentCheck(config, guard, files, limits)), (m) => m.close());
   // The one set of in-process task signals: Tasks, the engine, wake-ups and callbacks share it.
@@ -123,7 +128,10 @@ async function assemble(core: Core, opened: Opened, opts: BuildOptions): Promise
   const routeBackends =
     opts.upstreams === false
       ? new Map<string, Backend>()
-      : opened.add(await step('upstream routes', () => upstreamBackends(config, fileCatalog, guard, files, due)), closeBackends);
+      : opened.add(
+          await step('upstream routes', () => upstreamBackends(config, fileCatalog, { upstream: upstreamGuard, given: guard }, files, due)),
+          closeBackends,
+        );
   const local = new LocalBackend(clock, {
     queueMs: config.LOCAL_QUEUE_MS,
     generateMs: config.LOCAL_GENERATE_MS,
@@ -136,7 +144,7 @@ async function assemble(core: Core, opened: Opened, opts: BuildOptions): Promise
   let late: Promise<Map<string, Backend>> | null = null;
   const backendOf = async (route: string): Promise<Backend | undefined> => {
     if (backends.has(route) || opts.upstreams !== false) return backends.get(route);
-    late ??= upstreamBackends(config, fileCatalog, guard, files, due).then((m) => opened.add(m, closeBackends));
+    late ??= upstreamBackends(config, fileCatalog, { upstream: upstreamGuard, given: guard }, files, due).then((m) => opened.add(m, closeBackends));
     return (await late).get(route);
   };
   const tasks = new Tasks(
@@ -165,6 +173,7 @@ async function assemble(core: Core, opened: Opened, opts: BuildOptions): Promise
     health: routeHealth,
     ...engineCounters,
     webhookBase: config.UPSTREAM_WEBHOOKS ? config.PUBLIC_BASE_URL : null,
+    publicBase: config.PUBLIC_BASE_URL,
     settings: {
       pollMs: config.ENGINE_POLL_MS,
       leaseMs: config.ENGINE_LEASE_MS,
@@ -221,6 +230,7 @@ async function assemble(core: Core, opened: Opened, opts: BuildOptions): Promise
     engine,
     metrics,
     guard,
+    upstreamGuard,
     callbacks,
     webhooks,
     wakeups,
@@ -235,7 +245,7 @@ async function assemble(core: Core, opened: Opened, opts: BuildOptions): Promise
 async function upstreamBackends(
   config: Config,
   fileCatalog: Catalog,
-  guard: NetGuard,
+  guards: { upstream: NetGuard; given: NetGuard },
   files: Files,
   due: (taskId: string) => void,
 ): Promise<Map<string, Backend>> {
@@ -243,7 +253,7 @@ async function upstreamBackends(
   const tmpDir = path.join(config.DATA_DIR, 'upstream-tmp');
   mkdirSync(tmpDir, { recursive: true });
   void sweepUpstreamTmp(tmpDir, Date.now());
-  const http = new UpstreamHttp(guard, { timeoutMs: Math.min(30_000, config.BACKEND_CALL_TIMEOUT_MS) });
+  const http = new UpstreamHttp(guards.upstream, { timeoutMs: Math.min(30_000, config.BACKEND_CALL_TIMEOUT_MS), givenGuard: guards.given });
   return buildRouteBackends(
     fileCatalog,
     {

@@ -10,7 +10,10 @@ export interface BackendJob {
   readonly input: Readonly<Record<string, unknown>>;
   /** Facts of the supplied media links, trimmed seconds included. */
   readonly media: MediaFacts;
-  /** Unguessable per-task URL where an upstream may POST its completion notice; absent when PUBLIC_BASE_URL is not reachable from outside. */
+  /**
+   * Unguessable per-task URL where an upstream may POST its completion notice; absent when
+   * UPSTREAM_WEBHOOKS is off, unless the backend needs one (`Backend.needsCallback`).
+   */
   readonly webhookUrl?: string;
   /** The body the client sent (the task's `param`): its `model` and `input` as sent, for adapters that pass a kie.ai field GenGate ignores (decision 0400). */
   readonly sent?: Readonly<Record<string, unknown>>;
@@ -101,6 +104,12 @@ export interface Backend {
    * safety net for a notice that never came (decision 2102).
    */
   readonly notices?: boolean;
+  /**
+   * True when the upstream refuses this job without a callback address (kie.ai's Suno API: "Please
+   * enter callBackUrl"). The engine then gives the job its notify address under PUBLIC_BASE_URL even
+   * with UPSTREAM_WEBHOOKS off, and keeps polling as usual (issue 36, decision 2500).
+   */
+  needsCallback?(job: BackendJob): boolean;
   /** The upstream account behind the route, when its standing (credit) can stop the route. */
   readonly account?: UpstreamAccount;
   /** Hands the job over; returns the backend's reference for it. */

@@ -4,7 +4,8 @@ import type { Definition, RuleSpec } from './format.js';
 import { parseInputMap, withAlias } from './mapping.js';
 import { NAMED_RULES } from './named-rules.js';
 import { checkOpenAi, compileForm } from './compile-extras.js';
-import { parseRoutes } from './routes.js';
+import { BACKEND_KINDS, parseRoutes } from './routes.js';
+import { checkLimitFields, parseKindLimits } from './route-limits.js';
 import { audioNeedsPicture, draftForcesResolution, excludes, needs, onlyWhen, required, requires } from './rules.js';
 import type { DemoRecipe, DemoRole, DraftRules, FieldDef, ModelDef, Rule } from './types.js';
 
@@ -166,5 +167,7 @@ export function compileDefinition(def: Definition, fail: Fail, source?: string):
   const withRules: ModelDef = { ...model, rules: compileRules(def, fields, model, fail) };
   // Routes last: the route parser checks a route's input limits against the model's fields (issue 36).
   const routed: ModelDef = def.routes ? { ...withRules, routes: parseRoutes(def.routes, 'routes', fail) } : withRules;
-  return addAliases(routed, def, fail);
+  const limited: ModelDef = def.route_limits ? { ...routed, routeLimits: parseKindLimits(def.route_limits, 'route_limits', fail, BACKEND_KINDS) } : routed;
+  checkLimitFields(limited, '', fail);
+  return addAliases(limited, def, fail);
 }

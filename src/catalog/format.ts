@@ -188,6 +188,14 @@ const ALIAS = z.union([
 /** A route as in the catalog file (docs/backends.md); `limits` and `cost` are read by the route's upstream (issue 36). */
 const ROUTE = z.looseObject({ backend: z.string() });
 
+/** An input limit of an upstream (decision 2503): while `when` holds, `required` fields must be given and `max_length` fields be no longer. */
+const ROUTE_LIMIT = z.strictObject({
+  when: CONDITION.optional(),
+  max_length: z.record(FIELD, z.int().min(0).max(10_000_000)).optional().describe('Field → most characters.'),
+  required: z.array(FIELD).min(1).optional(),
+  upstream: WORDS(100).optional().describe('The upstream as the refusal names it, e.g. "kie.ai\'s Suno API".'),
+});
+
 /** Which inputs drive the local demo render (each defaults to the field of that name when the model has it). */
 const DEMO = z.strictObject({
   prompt: FIELD.optional().describe('Text drawn into the result (default prompt).'),
@@ -216,6 +224,12 @@ export const DEFINITION_SCHEMA = z.strictObject({
   demo: DEMO.optional().describe("What the local demo backend reads to render a result of the model's kind."),
   openai: OPENAI.optional(),
   routes: z.array(ROUTE).min(1).max(10).optional().describe('Backends in order (default [{backend: local}]).'),
+  route_limits: z
+    .record(z.string(), z.array(ROUTE_LIMIT).min(1).max(50))
+    .optional()
+    .describe(
+      'Backend kind → inputs its upstreams refuse although the model accepts them; for every route of that kind without its own `limits` (decision 2503).',
+    ),
 });
 
 export type Definition = z.infer<typeof DEFINITION_SCHEMA>;

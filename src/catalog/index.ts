@@ -25,7 +25,8 @@ export type {
   Where,
 } from './types.js';
 export { buildCatalog, loadCatalog, BACKEND_KINDS } from './overrides.js';
-export { routeName, KEY_ENV } from './routes.js';
+export { routeName, privateRouteHosts, KEY_ENV } from './routes.js';
+export { routeLimitRefusal, routeLimitsOf } from './route-limits.js';
 export { hasInputMapping, makeCatalog, modelNames } from './catalog.js';
 export { DEFAULT_MODELS, DEFAULT_CATALOG_DIR, KIE_MARKET_DIR, KIE_ALIASES, KIE_JPG_IDS, type KieAlias } from './defaults.js';
 export { KIE_SUNO, KIE_SUNO_FIELDS, KIE_SUNO_VERSIONS, withKieSuno } from './kie-suno.js';

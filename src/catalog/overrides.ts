@@ -5,6 +5,7 @@ import { parseInputMap, withAlias } from './mapping.js';
 import { DEFAULT_MODELS } from './defaults.js';
 import { problemText, readDefinitions } from './definitions.js';
 import { checkRouteNames, configuredRoutes, parseRoutes } from './routes.js';
+import { checkLimitFields } from './route-limits.js';
 import type { Catalog, ModelDef, PriceRule } from './types.js';
 
 /**
@@ -84,7 +85,9 @@ function applyEdit(model: ModelDef, edit: Json, at: string, fail: (where: string
     price = { ...price, withVideo: tiers(price.withVideo, edit.price_with_client_video, `${at}.price_with_client_video`, price, fail) };
   }
   if (edit.routes !== undefined) routes = parseRoutes(edit.routes, `${at}.routes`, fail);
-  return { ...named, enabled, price, routes };
+  const out = { ...named, enabled, price, routes };
+  checkLimitFields(out, `${at}.`, fail);
+  return out;
 }
 
 /** Merges overridden amounts into a rate table; the tiers must be the model's own. */

@@ -1,11 +1,12 @@
 import { CREDENTIAL_SETTING, type ConfigError } from '../config.js';
-import type { Route } from './types.js';
+import { parseRouteLimits } from './route-limits.js';
+import type { Catalog, Route } from './types.js';
 
 /** Backends a route may name (DECISIONS §16): the built-in renderer and the upstream adapters. */
 export const BACKEND_KINDS: readonly string[] = ['local', 'same-api', 'byteplus', 'fal', 'replicate', 'kie', 'comfyui'];
 
 /** Fields a route of the catalog file may have, by kind (local takes nothing else: it runs in-process). */
-const UPSTREAM_FIELDS = ['backend', 'name', 'model', 'base_url', 'key_env', 'map', 'concurrency', 'as_is', 'optional'];
+const UPSTREAM_FIELDS = ['backend', 'name', 'model', 'base_url', 'key_env', 'map', 'concurrency', 'as_is', 'optional', 'private_network', 'limits'];
 /** Kinds whose adapter can send the input under the model's own names (`as_is`): the ones `gengate models import` drafts for. */
 const AS_IS_KINDS = ['fal', 'replicate', 'kie'];
 /** Fields only a kie route has: kie.ai's upload host, and the credit below which the route is skipped. */
@@ -15,7 +16,7 @@ const OPTIONAL_KINDS = ['kie', 'fal', 'replicate'];
 /** Kinds whose `model` may be left out: same-api (our model id) and kie (the kie.ai id from the shared table, src/catalog/kie.ts). */
 const MODEL_OPTIONAL = ['same-api', 'kie'];
 /** A comfyui route: the operator's own ComfyUI servers and the workflow file the model runs (docs/backends.md "ComfyUI"). */
-const COMFYUI_FIELDS = ['backend', 'name', 'servers', 'workflow', 'fps', 'key_env', 'concurrency'];
+const COMFYUI_FIELDS = ['backend', 'name', 'servers', 'workflow', 'fps', 'key_env', 'concurrency', 'private_network', 'limits'];
 const MAX_SERVERS = 32;
 /** Setting names a credential may live in: ending in _KEY, _TOKEN or _SECRET, so only those are read from the environment. */
 export const KEY_ENV = CREDENTIAL_SETTING;
@@ -33,6 +34,17 @@ function isObject(v: unknown): v is Json {
 export function routeName(modelId: string, route: Route, index: number): string {
   if (route.name) return route.name;
   return route.backend === 'local' ? 'local' : `${route.backend}:${modelId}#${index + 1}`;
+}
+
+/** The hosts of every route marked `private_network` (its `base_url`, `upload_url` and `servers`): trusted on private addresses (decision 2502). */
+export function privateRouteHosts(catalog: Pick<Catalog, 'models'>): string[] {
+  const hosts = new Set<string>();
+  for (const model of catalog.models)
+    for (const route of model.routes) {
+      if (!route.privateNetwork) continue;
+      for (const url of [route.baseUrl, route.uploadUrl, ...(route.servers ?? [])]) if (url) hosts.add(new URL(url).hostname.replace(/^\[|\]$/g, ''));
+    }
+  return [...hosts];
 }
 
 /** Parses the `routes` list of one model in the catalog file; throws ConfigError naming the exact field. */
@@ -113,7 +125,7 @@ function parseRoute(r: unknown, at: string, fail: Fail): Route {
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
-/** `name` and `concurrency`, which every remote route may have. */
+/** `name`, `concurrency` and `private_network`, which every remote route may have. */
 function parseCommon(r: Json, route: Mutable<Route>, at: string, fail: Fail): void {
   if (r.name !== undefined) {
     if (typeof r.name !== 'string' || !NAME.test(r.name) || r.name === 'local') {
@@ -127,6 +139,15 @@ function parseCommon(r: Json, route: Mutable<Route>, at: string, fail: Fail): vo
     }
     route.concurrency = r.concurrency;
   }
+  if (r.private_network !== undefined) {
+    if (typeof r.private_network !== 'boolean')
+      throw fail(
+        `${at}.private_network`,
+        `must be true (this route's own hosts may be on loopback or private addresses; customers' links stay guarded) or false (got ${JSON.stringify(r.private_network)})`,
+      );
+    if (r.private_network) route.privateNetwork = true;
+  }
+  if (r.limits !== undefined) route.limits = parseRouteLimits(r.limits, `${at}.limits`, fail);
 }
 
 /**

@@ -129,6 +129,24 @@ export interface Route {
   readonly asIs?: boolean;
   /** Left out of the catalog in use while the setting `keyEnv` names is not set (the shipped kie.ai market, decision 3311). */
   readonly optional?: boolean;
+  /**
+   * The route's own hosts (`base_url`, `upload_url`, `servers`) may be on loopback or private
+   * addresses, with ALLOW_PRIVATE_NETWORK off (a ComfyUI on the LAN); customers' links stay under
+   * the network guard (decision 2502).
+   */
+  readonly privateNetwork?: boolean;
+  /** Inputs this route's upstream refuses although the model accepts them (decision 2503); checked at createTask. */
+  readonly limits?: readonly RouteLimit[];
+}
+
+/** One input limit of an upstream (src/catalog/route-limits.ts): while `when` holds, `required` fields must be given and `maxLength` fields be no longer. */
+export interface RouteLimit {
+  /** Field → values (normalised input); holds when every field has one of them. Absent: always. */
+  readonly when?: Readonly<Record<string, readonly unknown[]>>;
+  readonly maxLength?: Readonly<Record<string, number>>;
+  readonly required?: readonly string[];
+  /** The upstream's name as the refusal shows it, e.g. "kie.ai's Suno API". */
+  readonly upstream?: string;
 }
 
 /** What cross-field rules see: the model, which fields the client actually sent, and a path maker. */
@@ -182,6 +200,8 @@ export interface ModelDef {
   readonly hints: Readonly<Record<string, string>>;
   readonly enabled: boolean;
   readonly routes: readonly Route[];
+  /** Input limits of the upstreams of a backend kind, for every route of that kind without its own `limits` (definition `route_limits`, decision 2503). */
+  readonly routeLimits?: Readonly<Record<string, readonly RouteLimit[]>>;
   /** Presentation hints for forms (the console playground); absent for models made in code. */
   readonly form?: FormHints;
   /** What the local demo backend renders for this model. */

@@ -7,6 +7,7 @@ import { checkToolchain, describeToolchain } from '../media/index.js';
 import { firstRun } from './first-run.js';
 import { tuneHeap } from './heap.js';
 import { startTracing } from '../tracing/index.js';
+import { privateNetworkNotice } from '../net/index.js';
 
 /**
  * `gengate serve`: migrations, first-run account, HTTP; stops cleanly on SIGINT/SIGTERM. ROLE
@@ -44,6 +45,9 @@ export async function serve(config: Config): Promise<void> {
       `GENGATE_SECRET_KEY is not set: stored secrets are sealed with the key file in ${config.DATA_DIR}; with several processes set the same GENGATE_SECRET_KEY on every one (docs/operations.md)`,
     );
   }
+  // Decision 2502: say what private addresses this process may reach.
+  const privateNotice = privateNetworkNotice(config.ALLOW_PRIVATE_NETWORK, [...services.upstreamGuard.privateHosts]);
+  if (privateNotice) app.log[privateNotice.level](privateNotice.msg);
   if (work) services.engine.start(app.log);
   if (work) services.callbacks.start(app.log);
   services.payments.fees?.logTo(app.log);

@@ -50,6 +50,12 @@ export interface EngineDeps {
   health: RouteHealth;
   /** PUBLIC_BASE_URL when UPSTREAM_WEBHOOKS says upstreams can reach it; null: polling only. */
   webhookBase: string | null;
+  /**
+   * PUBLIC_BASE_URL whatever UPSTREAM_WEBHOOKS says: the base of the notify address given to a job
+   * whose upstream refuses one without it (`Backend.needsCallback`, decision 2500); its polling is
+   * unchanged. Absent: such a job gets none.
+   */
+  publicBase?: string;
   signals: TaskSignals;
   /** Told the outcome of every submit to a route (metrics). */
   countSubmit: (route: string, outcome: SubmitOutcome) => void;

@@ -124,9 +124,15 @@ export async function stepTask(deps: EngineDeps, task: TaskWork): Promise<void> 
       );
       return;
     }
-    if (kind !== 'local') breaker?.failure();
-    const wait = Math.min(kind === 'local' ? Infinity : MAX_POLL_RETRY_MS, Math.max(settings.retryMs * 2 ** (attempts - 1), kind === 'local' ? 0 : next));
-    await release(deps, task, wait, { attempts, last_error: message.slice(0, 500) });
+    // Issue 36, decision 2501: the errors of one burst (failed polls of this task in a row) count once towards the route's breaker,
+    // and a poll error is retried on the engine's backoff, ENGINE_RETRY_MS·2ⁿ, whatever the route's usual (or fallback) poll interval.
+    // A held task's first failure reads attempts 0, a claimed one's 1; the release writes at least 1, so the next claim reads 2 or more.
+    const burst = Math.max(1, attempts);
+    if (kind !== 'local' && attempts <= 1) breaker?.failure();
+    // An upstream is not asked more often than ENGINE_POLL_MS even with ENGINE_RETRY_MS 0.
+    const backoff = settings.retryMs * 2 ** (burst - 1);
+    const wait = kind === 'local' ? backoff : Math.min(MAX_POLL_RETRY_MS, Math.max(settings.pollMs, backoff));
+    await release(deps, task, wait, { attempts: burst, last_error: message.slice(0, 500) });
   }
 }
 

@@ -100,8 +100,10 @@ async function submitTo(deps: EngineDeps, task: TaskWork, ref: RouteRef, backend
   }
   let job = jobOf(ready, deps.catalog);
   const upstream = ref.route.backend !== 'local';
-  const token = upstream && deps.webhookBase ? (task.upstream_token ?? randomId('', 24)) : null;
-  if (token) job = { ...job, webhookUrl: `${deps.webhookBase}${NOTIFY_PATH}${token}` };
+  // A job whose upstream insists on a callback address gets one with UPSTREAM_WEBHOOKS off too (decision 2500); it is still polled as usual.
+  const base = deps.webhookBase ?? (backend.needsCallback?.(job) ? (deps.publicBase ?? null) : null);
+  const token = upstream && base ? (task.upstream_token ?? randomId('', 24)) : null;
+  if (token) job = { ...job, webhookUrl: `${base}${NOTIFY_PATH}${token}` };
   // Recorded before the call: a crash during it must not lead to a second submit to an upstream that bills twice.
   // Not recorded means another worker took the task over (this lease ran out): it is theirs to submit.
   if (!(await updateHeld(deps, ready, { backend: ref.name, route_index: ref.index, handed_at: clock.now(), ...(token ? { upstream_token: token } : {}) }))) {

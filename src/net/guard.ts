@@ -3,30 +3,23 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import https from 'node:https';
-import net, { isIP, type LookupFunction, type NetConnectOpts, type Socket } from 'node:net';
+import net, { isIP, type NetConnectOpts, type Socket } from 'node:net';
 import tls, { type ConnectionOptions } from 'node:tls';
 import { Readable } from 'node:stream';
 import { isBlockedAddress } from './address.js';
+import { NetError, checkPeer, guardedLookup, hostKey, networkMessage } from './checks.js';
 
-/** Why an outbound request was refused or failed. */
-export type NetErrorCode = 'bad_url' | 'blocked' | 'timeout' | 'too_large' | 'network';
-
-/** An outbound request that was refused by the guard or failed on the way; `message` is safe to show to the account. */
-export class NetError extends Error {
-  constructor(
-    readonly code: NetErrorCode,
-    message: string,
-    /** The HTTP status when a download was answered with something other than 2xx. */
-    readonly status?: number,
-  ) {
-    super(message);
-    this.name = 'NetError';
-  }
-}
+export { NetError, type NetErrorCode } from './checks.js';
 
 /** Settings of the guard: the ALLOW_PRIVATE_NETWORK switch and the default limits. */
 export interface NetGuardOptions {
   allowPrivate: boolean;
+  /**
+   * Host names and IP literals (as in a URL, without port) that may be on private addresses even
+   * with `allowPrivate` off: the operator's trusted upstreams (a route's `private_network`,
+   * UPSTREAM_PRIVATE_HOSTS; decision 2502). Any other host stays guarded.
+   */
+  privateHosts?: Iterable<string>;
   /** Whole-request deadline (connect to last byte); default 10 s. */
   timeoutMs?: number;
   /** Largest response body read; default 10 MB. */
@@ -53,20 +46,6 @@ export interface FetchResult {
   url: string;
 }
 
-/** DNS lookup that drops blocked addresses and fails when nothing else is left: the check happens when connecting, so DNS rebinding cannot pass. */
-const guardedLookup: LookupFunction = (hostname, options, callback) => {
-  dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
-    if (err) return callback(err, '', 4);
-    const allowed = addresses.filter((a) => !isBlockedAddress(a.address));
-    if (allowed.length === 0) {
-      const seen = addresses.map((a) => a.address).join(', ');
-      return callback(new NetError('blocked', `${hostname} resolves to ${seen}, a private, loopback, link-local or metadata address`), '', 4);
-    }
-    if (options.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, allowed);
-    callback(null, allowed[0]!.address, allowed[0]!.family);
-  });
-};
-
 /**
  * The one door for every URL GenGate itself fetches (callbacks, photos for the content check,
  * backends' result links): http(s) only, no private addresses unless allowed, a deadline and a
@@ -78,11 +57,14 @@ export class NetGuard {
     'https:': new https.Agent({ keepAlive: true, maxSockets: 256 }),
   };
   readonly allowPrivate: boolean;
+  /** Hosts allowed on private addresses (lower case, IPv6 without brackets). */
+  readonly privateHosts: ReadonlySet<string>;
   private readonly timeoutMs: number;
   private readonly maxBytes: number;
 
   constructor(options: NetGuardOptions) {
     this.allowPrivate = options.allowPrivate;
+    this.privateHosts = new Set([...(options.privateHosts ?? [])].map(hostKey));
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.maxBytes = options.maxBytes ?? 10 * 1024 * 1024;
   }
@@ -98,7 +80,7 @@ export class NetGuard {
     if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new NetError('bad_url', `${u.protocol} URLs are not fetched; use http:// or https://`);
     if (u.username || u.password) throw new NetError('bad_url', 'URLs with a user name or password are not fetched');
     const host = u.hostname.replace(/^\[|\]$/g, '');
-    if (!this.allowPrivate && isIP(host) && isBlockedAddress(host)) {
+    if (!this.privateOk(host) && isIP(host) && isBlockedAddress(host)) {
       throw new NetError('blocked', `${host} is a private, loopback, link-local or metadata address`);
     }
     return u;
@@ -108,7 +90,7 @@ export class NetGuard {
   async check(url: string): Promise<void> {
     const u = this.parse(url);
     const host = u.hostname.replace(/^\[|\]$/g, '');
-    if (this.allowPrivate || isIP(host)) return;
+    if (this.privateOk(host) || isIP(host)) return;
     const addresses = await dns.promises.lookup(host, { all: true }).catch(() => null);
     if (addresses && addresses.length > 0 && addresses.every((a) => isBlockedAddress(a.address))) {
       throw new NetError('blocked', `${host} resolves to ${addresses.map((a) => a.address).join(', ')}, a private, loopback, link-local or metadata address`);
@@ -157,6 +139,8 @@ export class NetGuard {
     if (this.allowPrivate) return undefined;
     return (options) => {
       const host = typeof options.host === 'string' ? options.host : '';
+      if (this.privateOk(host))
+        return secure ? tls.connect({ ...options, path: undefined } as ConnectionOptions) : net.connect({ ...options, path: undefined } as NetConnectOpts);
       // `path` is the request's path here (http.request passes its options on), not a Unix socket.
       const socket = secure
         ? tls.connect({ ...options, path: undefined, lookup: guardedLookup, servername: options.servername ?? (isIP(host) ? '' : host) })
@@ -164,6 +148,11 @@ export class NetGuard {
       checkPeer(socket, (e) => socket.destroy(e instanceof Error ? e : new Error(String(e))));
       return socket;
     };
+  }
+
+  /** Whether `host` (a URL's host name or IP literal) may be on a private address: ALLOW_PRIVATE_NETWORK, or a trusted upstream host. */
+  privateOk(host: string): boolean {
+    return this.allowPrivate || this.privateHosts.has(hostKey(host));
   }
 
   /** Closes idle keep-alive connections. */
@@ -235,13 +224,14 @@ export class NetGuard {
     const u = this.parse(url);
     const timeoutMs = options.timeoutMs ?? this.timeoutMs;
     const protocol = u.protocol as 'http:' | 'https:';
+    const open = this.privateOk(u.hostname);
     return new Promise<T>((resolve, reject) => {
       let settled = false;
       const request = (protocol === 'https:' ? https : http).request(u, {
         method: options.method ?? 'GET',
         headers: options.headers,
         agent: this.agents[protocol],
-        ...(this.allowPrivate ? {} : { lookup: guardedLookup }),
+        ...(open ? {} : { lookup: guardedLookup }),
       });
       const settle: Settle<T> = {
         ok: (value) => {
@@ -260,7 +250,7 @@ export class NetGuard {
       };
       const timer = setTimeout(() => settle.fail(new NetError('timeout', `no complete answer within ${timeoutMs} ms`)), timeoutMs);
       request.on('error', settle.fail);
-      if (!this.allowPrivate) request.on('socket', (socket: Socket) => checkPeer(socket, settle.fail));
+      if (!open) request.on('socket', (socket: Socket) => checkPeer(socket, settle.fail));
       request.on('response', (res) => handle(res, u, settle));
       const body = options.body;
       if (body instanceof Readable) {
@@ -288,23 +278,4 @@ interface Saved {
 interface Settle<T> {
   ok(value: T): void;
   fail(e: unknown): void;
-}
-
-/** Second line of defence: whatever way the socket connected, its peer must not be a blocked address. */
-function checkPeer(socket: Socket, fail: (e: unknown) => void): void {
-  const verify = () => {
-    const peer = socket.remoteAddress;
-    if (peer && isBlockedAddress(peer)) fail(new NetError('blocked', `connected to ${peer}, a private, loopback, link-local or metadata address`));
-  };
-  if (socket.connecting) socket.once('connect', verify);
-  else verify();
-}
-
-/** A short reason for a network failure (never a stack). */
-function networkMessage(e: unknown): string {
-  const err = e as NodeJS.ErrnoException;
-  if (err?.code === 'ECONNREFUSED') return 'connection refused';
-  if (err?.code === 'ENOTFOUND') return 'host name not found';
-  if (err?.code === 'ECONNRESET') return 'connection reset';
-  return err?.code ? `${err.code}: ${err.message}` : String(err?.message ?? e);
 }

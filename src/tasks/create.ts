@@ -2,7 +2,17 @@ import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { describeBudget, keyAllowsModel, type Principal } from '../accounts/index.js';
 import { formatUsd, type Ledger } from '../billing/index.js';
-import { findModel, hasInputMapping, resolveDraftFinal, routeName, validateInput, type Catalog, type DraftTask, type MediaFacts } from '../catalog/index.js';
+import {
+  findModel,
+  hasInputMapping,
+  resolveDraftFinal,
+  routeLimitRefusal,
+  routeName,
+  validateInput,
+  type Catalog,
+  type DraftTask,
+  type MediaFacts,
+} from '../catalog/index.js';
 import type { Clock } from '../clock.js';
 import { Errors, parseWith, shown } from '../errors.js';
 import type { MediaFactsResolver } from '../files/index.js';
@@ -130,6 +140,9 @@ export async function createTask(deps: CreateDeps, principal: Principal, rawBody
     input = resolveDraftFinal(catalog, validated, draft);
     media = draft.media;
   }
+  // An input the model accepts but one of its routes' upstreams refuses is refused here, before any charge (decision 2503).
+  const limit = routeLimitRefusal(model, input);
+  if (limit) throw Errors.upstreamLimit(limit);
   if (body.callBackUrl) await deps.checkUrl(body.callBackUrl);
   const price = quote(catalog, model.id, input, media);
   // The cheap refusals come before the content check (asked for with nsfw_check), which may take a share

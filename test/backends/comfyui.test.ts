@@ -155,6 +155,20 @@ describe('comfyui backend against a fake ComfyUI', () => {
     expect(backend.socketOpen(fake.url)).toBe(false);
   });
 
+  // Issue 36 item 5: placement counts this process's hand-offs in flight, not only each server's queue.
+  it('four simultaneous submits on four idle servers place one job on each', async () => {
+    const idle = await Promise.all([0, 1, 2, 3].map(() => startComfyFake({ image: kit.image, video: kit.video, socket: false })));
+    try {
+      const b = make(idle.map((f) => f.url));
+      const jobs = [0, 1, 2, 3].map((i) => jobOf('google/nano-banana', 'image', { prompt: `burst ${i}`, aspect_ratio: '1:1' }));
+      const refs = await Promise.all(jobs.map((j) => b.submit(j)));
+      expect(idle.map((f) => f.queued().length)).toEqual([1, 1, 1, 1]);
+      expect(new Set(refs.map((r) => r.split('@')[1])).size).toBe(4);
+    } finally {
+      await Promise.all(idle.map((f) => f.close()));
+    }
+  });
+
   it('no server answering is NotAccepted (the engine retries, then fails over)', async () => {
     const dead = await startComfyFake({ image: kit.image, video: kit.video });
     await dead.close();

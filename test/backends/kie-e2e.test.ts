@@ -103,14 +103,38 @@ describe.each(dialects())('kie routes end to end on %s', (dialect) => {
 
   it("runs suno-v6 through kie.ai's Suno endpoints and re-hosts both tracks", async () => {
     const { key } = await s.account(10);
-    const id = await create(s, key, 'suno-v6', { prompt: 'rain, rain', custom_mode: true, title: 'Rain', version: 'v5' });
+    const id = await create(s, key, 'suno-v6', { prompt: 'rain, rain', custom_mode: true, title: 'Rain', style: 'folk', version: 'v5' });
     const t = await settle(s, key, id);
     expect(t.state, JSON.stringify(t)).toBe('success');
     expect(kie.creates().at(-1)!.path).toBe('/api/v1/generate');
     expect(kie.creates().at(-1)!.json).toMatchObject({ prompt: 'rain, rain', model: 'V5', customMode: true, title: 'Rain' });
+    // Issue 36: kie.ai's Suno API refuses a request without callBackUrl, so one is sent with UPSTREAM_WEBHOOKS off too
+    // (the task's notify address; the engine still polls: this fake never calls back).
+    expect(String((kie.creates().at(-1)!.json as { callBackUrl?: string }).callBackUrl)).toMatch(/^https?:\/\/[^/]+\/upstream\/v1\/notify\/[A-Za-z0-9_-]+$/);
+    expect(kie.calls.filter((c) => c.path === '/api/v1/generate/record-info').length).toBeGreaterThan(1);
     const links = resultUrls(t);
     expect(links).toHaveLength(2);
     expect(await hashOfLink(s, links[1]!)).toBe(await hashOf(kit.tracks[1]!));
+  });
+
+  it("refuses with 422 before any charge an input kie.ai's Suno API refuses (issue 36 item 4): a long prompt without custom mode, no style in custom mode", async () => {
+    const { key } = await s.account(10);
+    const before = kie.creates().length;
+    const balance = async () => (await s.call('GET', '/api/v1/user/balance', { key })).body.data.balance;
+    const was = await balance();
+    const long = await s.call('POST', '/api/v1/jobs/createTask', { key, body: { model: 'suno-v6', input: { prompt: 'la '.repeat(600) } } });
+    expect(long.status, JSON.stringify(long.body)).toBe(422);
+    expect(long.body.msg).toBe(
+      "input.prompt may be at most 500 characters when input.custom_mode is false: kie.ai's Suno API that suno-v6 runs on takes no more (got 1800)",
+    );
+    const noStyle = await s.call('POST', '/api/v1/jobs/createTask', {
+      key,
+      body: { model: 'suno-v6', input: { prompt: 'la', custom_mode: true, title: 'T' } },
+    });
+    expect(noStyle.status).toBe(422);
+    expect(noStyle.body.msg).toContain('input.style is required when input.custom_mode is true');
+    expect(await balance()).toBe(was);
+    expect(kie.creates().length).toBe(before);
   });
 
   it('fails over from kie.ai in maintenance (455) to the next route after the retries', async () => {

@@ -282,7 +282,10 @@ describe('kie adapter', () => {
     expect(seen.map((x) => x.state)).toEqual(['queued', 'running', 'running', 'done']);
     const out = await b.results(job, ref);
     expect(await Promise.all(out.files.map((f) => hashOf(f.path)))).toEqual(await Promise.all(kit.tracks.map((t) => hashOf(t))));
-    const bad = jobOf('suno-v6', 'music', { prompt: '[sensitive] la' });
+    // kie.ai's Suno API needs a callback address (issue 36): the adapter tells the engine so, for Suno jobs only.
+    expect(b.needsCallback(job)).toBe(true);
+    expect(b.needsCallback(jobOf('nano-banana-pro', 'image', { prompt: 'p' }))).toBe(false);
+    const bad = jobOf('suno-v6', 'music', { prompt: '[sensitive] la' }, 'https://gg.example/upstream/v1/notify/t');
     expect((await pollUntilSettled(b, bad, await b.submit(bad))).at(-1)).toMatchObject({ state: 'failed', kind: 'content' });
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildCatalog, loadCatalog, routeName } from '../../src/catalog/index.js';
+import { buildCatalog, loadCatalog, privateRouteHosts, routeName } from '../../src/catalog/index.js';
 import { ConfigError } from '../../src/config.js';
 
 const at = 'catalog overrides: models."seedance-2.0".routes';
@@ -72,6 +72,21 @@ describe('catalog routes', () => {
       ]),
     );
     expect(c.find('seedance-2.0')!.routes.map((r) => r.asIs)).toEqual([true, undefined, true]);
+  });
+
+  it('reads private_network on upstream and comfyui routes and lists their hosts (decision 2502)', () => {
+    const c = buildCatalog(
+      routes([
+        { backend: 'same-api', base_url: 'http://10.0.0.5:8080', key_env: 'UP_KEY', private_network: true },
+        { backend: 'kie', key_env: 'KIE_API_KEY', base_url: 'https://api.kie.ai', upload_url: 'http://uploads.lan', private_network: true },
+        { backend: 'fal', model: 'fal-ai/x', key_env: 'FAL_KEY', private_network: false },
+      ]),
+    );
+    expect(c.find('seedance-2.0')!.routes.map((r) => r.privateNetwork)).toEqual([true, true, undefined]);
+    expect(privateRouteHosts(c).sort()).toEqual(['10.0.0.5', 'api.kie.ai', 'uploads.lan']);
+    expect(() => buildCatalog(routes([{ backend: 'fal', model: 'm', key_env: 'FAL_KEY', private_network: 'yes' }]))).toThrow(
+      `${at}[0].private_network: must be true (this route's own hosts may be on loopback or private addresses; customers' links stay guarded) or false (got "yes")`,
+    );
   });
 
   it.each([

@@ -10,7 +10,8 @@ import { startFake, type Answer, type Call } from './base.js';
  * error codes mostly inside an HTTP 200 as kie.ai does. Markers in the prompt:
  * [invalid] (422) [busy] (HTTP 429) [down] (455 maintenance) [lost] (connection dropped after the
  * create was read: the task IS made) [policy] (fails later, 400 content policy) [fail] (fails
- * later, 501) [sensitive] (Suno SENSITIVE_WORD_ERROR).
+ * later, 501) [sensitive] (Suno SENSITIVE_WORD_ERROR). A Suno `generate` without a `callBackUrl` is
+ * refused as kie.ai refuses it (400 "Please enter callBackUrl").
  */
 export interface KieFakeOptions {
   /** Finish every task on its own this long after create (instead of over polls) and POST its callBackUrl. */
@@ -49,6 +50,8 @@ export async function startKieFake(key: string, options: KieFakeOptions = {}) {
     const input = (suno ? body : (body.input ?? {})) as Record<string, unknown>;
     const prompt = typeof input.prompt === 'string' ? input.prompt : '';
     if (typeof body.model !== 'string' || !body.model) return envelope(422, 'model is required');
+    // kie.ai's Suno API takes no task without a callback address (issue 36).
+    if (suno && (typeof body.callBackUrl !== 'string' || !/^https?:\/\/[^/\s]+/.test(body.callBackUrl))) return envelope(400, 'Please enter callBackUrl');
     if (prompt.includes('[invalid]')) return envelope(422, 'Invalid input: duration must be one of 5, 10');
     if (prompt.includes('[busy]')) return envelope(429, 'Rate limit exceeded: 20 requests per 10 seconds', null, 429);
     if (prompt.includes('[down]')) return envelope(455, 'Service unavailable: maintenance in progress');

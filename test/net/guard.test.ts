@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NetGuard, NetError, isBlockedAddress } from '../../src/net/index.js';
+import { NetGuard, NetError, isBlockedAddress, privateNetworkNotice } from '../../src/net/index.js';
 import { startReceiver } from '../callbacks/receiver.js';
 
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
@@ -160,5 +160,51 @@ describe('NetGuard', () => {
     const followed = await open.fetch(`${r.url}/moved`, { maxRedirects: 2 });
     expect(followed.status).toBe(200);
     expect(followed.url).toBe(`${r.url}/ok`);
+  });
+
+  // Issue 36 item 3, decision 2502: trusted upstream hosts on private addresses, everything else still guarded.
+  it('reaches loopback only on the trusted hosts named in privateHosts, by literal or by name, and follows no redirect elsewhere', async () => {
+    const port = new URL(r.url).port;
+    const byAddress = new NetGuard({ allowPrivate: false, privateHosts: ['127.0.0.1'] });
+    const byName = new NetGuard({ allowPrivate: false, privateHosts: ['LocalHost'] });
+    try {
+      expect((await byAddress.fetch(`http://127.0.0.1:${port}/ok`)).status).toBe(200);
+      await byAddress.check(`http://127.0.0.1:${port}/ok`);
+      // Another loopback host is not trusted: refused before connecting, or at connect time for a name.
+      expect((await refusal(byAddress.fetch(`http://127.0.0.2:${port}/ok`))).code).toBe('blocked');
+      expect((await refusal(byAddress.fetch(`http://localhost:${port}/ok`))).code).toBe('blocked');
+      expect((await byName.fetch(`http://localhost:${port}/ok`)).status).toBe(200);
+      expect((await refusal(byName.fetch(`http://127.0.0.1:${port}/ok`))).code).toBe('blocked');
+      // A redirect from a trusted host to an untrusted private one is checked again.
+      const hop = await startReceiver(() => ({ redirect: `http://127.0.0.1:${port}/ok` }));
+      try {
+        const trustsHop = new NetGuard({ allowPrivate: false, privateHosts: ['localhost'] });
+        expect((await refusal(trustsHop.fetch(`http://localhost:${new URL(hop.url).port}/x`, { maxRedirects: 2 }))).code).toBe('blocked');
+        trustsHop.close();
+      } finally {
+        await hop.close();
+      }
+    } finally {
+      byAddress.close();
+      byName.close();
+    }
+  });
+
+  it('the trusted list is per guard: the customers’ guard keeps refusing', async () => {
+    expect(strict.privateOk('127.0.0.1')).toBe(false);
+    expect(new NetGuard({ allowPrivate: false, privateHosts: ['[::1]', 'GPU-1.lan'] }).privateOk('gpu-1.LAN')).toBe(true);
+    expect(new NetGuard({ allowPrivate: false, privateHosts: ['[::1]'] }).privateOk('[::1]')).toBe(true);
+  });
+});
+
+describe('privateNetworkNotice', () => {
+  it('warns when ALLOW_PRIVATE_NETWORK is on, naming what it opens and the narrower settings', () => {
+    const n = privateNetworkNotice(true, []);
+    expect(n?.level).toBe('warn');
+    for (const part of ['callBackUrl', 'photo', 'metadata', '169.254.169.254', 'private_network', 'UPSTREAM_PRIVATE_HOSTS']) expect(n?.msg).toContain(part);
+  });
+  it('names the trusted hosts when only those are open, and says nothing when none is', () => {
+    expect(privateNetworkNotice(false, ['gpu-1.lan', '10.0.0.5'])).toMatchObject({ level: 'info', msg: expect.stringContaining('gpu-1.lan, 10.0.0.5') });
+    expect(privateNetworkNotice(false, [])).toBeNull();
   });
 });

@@ -44,7 +44,7 @@ export const sunoGenerate: KeyedOperation = {
     headers: { 'Idempotency-Key': idempotencyKey.optional() },
     body: sunoBody,
     ok: { schema: S.SunoCreated, envelope: true, description: 'Task created (or the same task again for a repeated Idempotency-Key)' },
-    errors: ['invalid_request', 'missing_field', 'unsupported_model', 'content_rejected', 'insufficient_balance', 'model_disabled'],
+    errors: ['invalid_request', 'missing_field', 'unsupported_model', 'content_rejected', 'insufficient_balance', 'model_disabled', 'upstream_limit'],
   },
   handler:
     (services) =>

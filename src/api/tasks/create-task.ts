@@ -51,7 +51,7 @@ export const createTask: KeyedOperation = {
       envelope: true,
       description: 'Task created (or the same task again for a repeated Idempotency-Key; header idempotent-replayed: true)',
     },
-    errors: ['invalid_request', 'missing_field', 'unsupported_model', 'content_rejected', 'insufficient_balance', 'model_disabled'],
+    errors: ['invalid_request', 'missing_field', 'unsupported_model', 'content_rejected', 'insufficient_balance', 'model_disabled', 'upstream_limit'],
   },
   handler:
     (services) =>

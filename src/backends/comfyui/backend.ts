@@ -11,15 +11,11 @@ import { fetchAll, kindFromText, obj, str } from '../upstream/util.js';
 import { fetchPhoto, type LocalPhoto } from './photos.js';
 import { ComfyServer, UploadRefused, unreachable, type HistoryEntry, type Queue } from './server.js';
 import { ComfySocket } from './socket.js';
+import { outputFiles } from './outputs.js';
+import { Placements } from './placement.js';
 import { DEFAULT_FPS, photosWanted, placeholderValues, promptIdOf } from './values.js';
 import { fillWorkflow, loadWorkflow, type Workflow } from './workflow.js';
 
-/** File types a finished workflow's outputs are taken as, by the model's kind. */
-const OUTPUT_TYPES = {
-  image: /\.(png|jpe?g|webp)$/i,
-  video: /\.(mp4|webm|mov|mkv)$/i,
-  audio: /\.(mp3|wav|flac|ogg|m4a|opus)$/i,
-} as const;
 /** A running prompt the socket has not heard of for this long is read over HTTP again (a socket gone quiet cannot hide an end). */
 const QUIET_MS = 60_000;
 
@@ -41,6 +37,8 @@ export class ComfyBackend implements Backend {
   /** The websocket of each server, by its address: one per server of the route, opened with the first job followed there. */
   private readonly sockets = new Map<string, ComfySocket>();
   private readonly clientId = randomUUID();
+  /** Hand-offs in flight per server, counted in placement (issue 36, decision 2504). */
+  private readonly placing = new Placements();
   private readonly fps: number;
   private readonly headers: Readonly<Record<string, string>>;
 
@@ -76,8 +74,8 @@ export class ComfyBackend implements Backend {
 
   async submit(job: BackendJob): Promise<string> {
     const promptId = promptIdOf(job.taskId);
-    const probes = await Promise.all(this.servers.map(async (server, index) => ({ server, index, queue: await server.load() })));
-    const alive = probes.filter((p): p is { server: ComfyServer; index: number; queue: Queue } => p.queue !== null);
+    const probes = await Promise.all(this.servers.map(async (server, index) => ({ server, index, at: Date.now(), queue: await server.load() })));
+    const alive = probes.filter((p): p is { server: ComfyServer; index: number; at: number; queue: Queue } => p.queue !== null);
     // A submit repeated after a crash: the job may already be on a server.
     for (const p of alive) {
       if (p.queue.running.includes(promptId) || p.queue.pending.includes(promptId) || (await p.server.history(promptId).catch(() => null))) {
@@ -88,16 +86,25 @@ export class ComfyBackend implements Backend {
     if (alive.length === 0) throw new NotAccepted(`no ComfyUI server of ${this.name} answers (${this.servers.length} tried)`);
     const values = placeholderValues(job, this.fps);
     const wanted = photosWanted(this.workflow, job);
-    const order = alive.sort((a, b) => load(a.queue) - load(b.queue) || a.index - b.index);
     const scratch = await mkdtemp(path.join(this.opts.tmpDir, 'comfyui-up-'));
     try {
       const photos = new Map<string, LocalPhoto>();
       for (const [name, link] of wanted) photos.set(name, await fetchPhoto(link, name, job.taskId, scratch, this.opts.files, this.opts.http));
       const tried: string[] = [];
-      for (const { server } of order) {
+      for (let left = alive; left.length > 0;) {
+        // Chosen at the moment of the hand-off, counting the jobs other submits of this process are placing or just placed.
+        const { server } = left.reduce((best, p) =>
+          this.placing.load(p) < this.placing.load(best) || (this.placing.load(p) === this.placing.load(best) && p.index < best.index) ? p : best,
+        );
+        left = left.filter((p) => p.server !== server);
+        const placing = this.placing.on(server.url);
+        placing.set(promptId, null);
         try {
-          return await this.queueOn(server, job, promptId, values, photos);
+          const ref = await this.queueOn(server, job, promptId, values, photos);
+          placing.set(promptId, Date.now());
+          return ref;
         } catch (e) {
+          placing.delete(promptId);
           if (!(e instanceof NotAccepted) && !unreachable(e) && !(e instanceof UploadRefused)) throw e;
           tried.push(`${server.label}: ${e instanceof Error ? e.message : String(e)}`);
         }
@@ -243,10 +250,6 @@ function running(percent: number | null): BackendStatus {
   return percent === null ? { state: 'running' } : { state: 'running', progress: percent };
 }
 
-function load(q: Queue): number {
-  return q.running.length + q.pending.length;
-}
-
 /** A finished job's record as a status: success, or failed with the node's exception or the interruption. */
 function statusOf(entry: HistoryEntry, server: ComfyServer): BackendStatus {
   const s = entry.status;
@@ -263,23 +266,6 @@ function statusOf(entry: HistoryEntry, server: ComfyServer): BackendStatus {
   if (s.completed === true || str(s.status_str) === 'success' || (Object.keys(s).length === 0 && Object.keys(entry.outputs).length > 0))
     return { state: 'done' };
   return { state: 'running' };
-}
-
-/** The saved output files of a job matching the model's kind, node by node (ComfyUI's `temp` previews are skipped). */
-export function outputFiles(entry: HistoryEntry, kind: keyof typeof OUTPUT_TYPES): { filename: string; subfolder: string; type: string }[] {
-  const out: { filename: string; subfolder: string; type: string }[] = [];
-  for (const node of Object.values(entry.outputs)) {
-    for (const list of Object.values(obj(node))) {
-      if (!Array.isArray(list)) continue;
-      for (const item of list) {
-        const f = obj(item);
-        const filename = str(f.filename);
-        const type = str(f.type) ?? 'output';
-        if (filename && type === 'output' && OUTPUT_TYPES[kind].test(filename)) out.push({ filename, subfolder: str(f.subfolder) ?? '', type });
-      }
-    }
-  }
-  return out;
 }
 
 /** The factory the route registry uses: reads and checks the workflow file at start. */

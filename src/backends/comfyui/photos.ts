@@ -34,7 +34,7 @@ export async function fetchPhoto(link: string, placeholder: string, taskId: stri
     return { path: dest, name, mime: file.mime };
   }
   try {
-    const got = await http.download(link, dest, { maxBytes: 50 * 1024 * 1024, timeoutMs: 120_000 });
+    const got = await http.downloadGiven(link, dest, { maxBytes: 50 * 1024 * 1024, timeoutMs: 120_000 });
     return { path: dest, name, mime: got.mime?.startsWith('image/') ? got.mime : (MIME[ext] ?? 'image/png') };
   } catch (e) {
     if (e instanceof NetError && (e.status === 404 || e.status === 410 || e.code === 'blocked' || e.code === 'bad_url' || e.code === 'too_large')) {

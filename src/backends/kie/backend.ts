@@ -128,6 +128,11 @@ export class KieBackend implements Backend {
     return Promise.resolve('not-cancellable');
   }
 
+  /** kie.ai's Suno API refuses a generate without `callBackUrl` (issue 36); its jobs API takes one optionally. */
+  needsCallback(job: BackendJob): boolean {
+    return this.isSuno(job);
+  }
+
   private isSuno(job: BackendJob): boolean {
     return job.model === KIE_SUNO.model;
   }

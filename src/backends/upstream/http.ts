@@ -54,6 +54,12 @@ export interface UpstreamHttpOptions {
   readonly downloadTimeoutMs?: number;
   /** Deadline of one upload; default 10 minutes. */
   readonly uploadTimeoutMs?: number;
+  /**
+   * The guard for links a customer gave (`downloadGiven`): without the trusted upstream hosts, so a
+   * customer's photo link cannot reach a private address an upstream route may (decision 2502).
+   * Default: the upstream guard.
+   */
+  readonly givenGuard?: NetGuard;
 }
 
 /** Statuses of a create call that mean the job was not taken and another try (here or on the next route) is safe. */
@@ -68,6 +74,7 @@ export class UpstreamHttp {
   private readonly downloadMaxBytes: number;
   private readonly downloadTimeoutMs: number;
   private readonly uploadTimeoutMs: number;
+  private readonly givenGuard: NetGuard;
 
   constructor(
     private readonly guard: NetGuard,
@@ -77,6 +84,7 @@ export class UpstreamHttp {
     this.downloadMaxBytes = options.downloadMaxBytes ?? 1024 * 1024 * 1024;
     this.downloadTimeoutMs = options.downloadTimeoutMs ?? 600_000;
     this.uploadTimeoutMs = options.uploadTimeoutMs ?? 600_000;
+    this.givenGuard = options.givenGuard ?? guard;
   }
 
   /** One JSON call; non-2xx answers are returned, network failures throw NetError. */
@@ -171,7 +179,16 @@ export class UpstreamHttp {
 
   /** Streams a result file to `dest` through the guard (size and time limits, partial file removed on error); returns its size and declared type. */
   async download(url: string, dest: string, req: DownloadRequest = {}): Promise<{ bytes: number; mime?: string }> {
-    const res = await this.guard.download(url, dest, {
+    return this.save(this.guard, url, dest, req);
+  }
+
+  /** `download` of a link a customer gave (a photo of the input): through the customers' guard, never a trusted upstream host's private address. */
+  downloadGiven(url: string, dest: string, req: DownloadRequest = {}): Promise<{ bytes: number; mime?: string }> {
+    return this.save(this.givenGuard, url, dest, req);
+  }
+
+  private async save(guard: NetGuard, url: string, dest: string, req: DownloadRequest): Promise<{ bytes: number; mime?: string }> {
+    const res = await guard.download(url, dest, {
       maxBytes: req.maxBytes ?? this.downloadMaxBytes,
       timeoutMs: req.timeoutMs ?? this.downloadTimeoutMs,
       ...(req.headers ? { headers: { ...req.headers } } : {}),
