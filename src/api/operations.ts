@@ -225,6 +225,14 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: 'get',
+    path: '/model-definition.schema.json',
+    id: 'modelDefinitionSchema',
+    tag: 'Reference',
+    summary: 'The JSON Schema of the model definition format (docs/models.md)',
+    ok: { schema: 'any', description: 'JSON Schema (draft 2020-12) of a model definition' },
+  },
+  {
+    method: 'get',
     path: '/docs',
     id: 'docsPage',
     tag: 'Reference',

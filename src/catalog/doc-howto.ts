@@ -5,7 +5,7 @@ import type { Catalog } from './types.js';
 
 const HOWTO = `## Add a model in five minutes
 
-Every model is a definition file: YAML (or JSON) checked against [docs/model-definition.schema.json](model-definition.schema.json) (decision 3300). The shipped ones are in \`catalog/\`; copy the closest one, or draft one from an upstream's published schema with \`gengate models import\` (below). An operator's own files go in a folder named by \`GENGATE_MODELS\`: a file with a shipped id replaces that model, others are added. \`GENGATE_CATALOG\` still edits prices, switches, aliases and routes of any model on top.
+Every model is a definition file: YAML (or JSON) checked against [docs/model-definition.schema.json](model-definition.schema.json) (decision 3300), which every server also serves at \`GET /model-definition.schema.json\` for editors. The shipped ones are in \`catalog/\`; copy the closest one, or draft one from an upstream's published schema with \`gengate models import\` (below). An operator's own files go in a folder named by \`GENGATE_MODELS\`: a file with a shipped id replaces that model, others are added. \`GENGATE_CATALOG\` still edits prices, switches, aliases and routes of any model on top.
 
 1. Write \`models/my-model.yaml\`:
 

@@ -5,6 +5,7 @@ import type { Services } from '../../services.js';
 import { Errors } from '../../errors.js';
 import { OPERATIONS } from '../../api/index.js';
 import { buildDocument, openApiPath } from '../../openapi/index.js';
+import { definitionJsonSchema } from '../../catalog/index.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -105,6 +106,16 @@ export function registerDocsRoutes(app: FastifyInstance, services: Services) {
 
   app.get('/openapi.json', { config: { cors: 'public' } }, async (_req, reply) =>
     reply.type('application/json; charset=utf-8').header('access-control-allow-origin', '*').header('cache-control', 'public, max-age=300').send(document()),
+  );
+
+  // The model definition format's JSON Schema at a stable address (decision 3300), for editors and `gengate models check`'s users.
+  const definitionSchema = JSON.stringify(definitionJsonSchema());
+  app.get('/model-definition.schema.json', { config: { cors: 'public' } }, async (_req, reply) =>
+    reply
+      .type('application/schema+json; charset=utf-8')
+      .header('access-control-allow-origin', '*')
+      .header('cache-control', 'public, max-age=300')
+      .send(definitionSchema),
   );
 
   app.get('/docs', async (_req, reply) => reply.type('text/html; charset=utf-8').header('content-security-policy', csp).send(PAGE));

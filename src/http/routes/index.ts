@@ -40,7 +40,11 @@ export function registerRoutes(app: FastifyInstance, services: Services) {
   registerPreflights(app, [
     ...keyedPreflights(),
     ...['/api/v1/files/upload', ...KIE_UPLOAD_PATHS].map((path) => ({ path, kind: 'keyed' as const, methods: 'POST' })),
-    ...['/api/v1/models', '/v1/pricing', '/v1/pricing/calculate', '/openapi.json'].map((path) => ({ path, kind: 'public' as const, methods: 'GET, HEAD' })),
+    ...['/api/v1/models', '/v1/pricing', '/v1/pricing/calculate', '/openapi.json', '/model-definition.schema.json'].map((path) => ({
+      path,
+      kind: 'public' as const,
+      methods: 'GET, HEAD',
+    })),
   ]);
 }
 
