@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database, DB, MemberRole, MembersTable, MemberInvitesTable } from '../store/index.js';
 import type { Clock } from '../clock.js';
-import { hashKey, type Accounts, type Scope } from '../accounts/index.js';
+import { capKeysMadeBy, hashKey, scopesOfRole, type Accounts, type Scope } from '../accounts/index.js';
 import { Errors } from '../errors.js';
 import { randomId } from '../ids.js';
 import { checkPassword, dummyHash, generatePassword, hashPassword, needsRehash, verifyPassword } from './passwords.js';
@@ -173,13 +173,18 @@ export class Members {
   /** Changes a member's role within the account (owner or member); an account keeps at least one owner. */
   async setRole(id: string, role: unknown, accountId: string): Promise<MemberView> {
     const r = roleOf(role, INVITE_ROLES);
-    return this.database.tx(async (trx) => {
-      const row = await this.row(trx, id, accountId);
-      if (row.role === 'operator') throw Errors.forbidden("an operator's role is changed by the operator (gengate member create/remove)");
-      if (row.role === 'owner' && r !== 'owner') await this.keepAnOwner(trx, row);
-      await trx.updateTable('members').set({ role: r }).where('id', '=', row.id).execute();
-      return memberView({ ...row, role: r });
-    });
+    return this.database
+      .tx(async (trx) => {
+        const row = await this.row(trx, id, accountId);
+        if (row.role === 'operator') throw Errors.forbidden("an operator's role is changed by the operator (gengate member create/remove)");
+        if (row.role === 'owner' && r !== 'owner') await this.keepAnOwner(trx, row);
+        await trx.updateTable('members').set({ role: r }).where('id', '=', row.id).execute();
+        // The keys they made keep no more than the new role holds (decision 2312).
+        const allowed = scopesOfRole(r);
+        if (allowed) await capKeysMadeBy(trx, accountId, row.id, allowed);
+        return memberView({ ...row, role: r });
+      })
+      .finally(() => this.accounts.forgetKeys());
   }
 
   // --- sign-in ---
