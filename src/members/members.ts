@@ -143,7 +143,7 @@ export class Members {
     const hash = await hashPassword(checkPassword(password ?? generated));
     return this.database.tx(async (trx) => {
       const row = await this.row(trx, idOrEmail);
-      await trx.updateTable('members').set({ password_hash: hash, password_changed_at: this.clock.now() }).where('id', '=', row.id).execute();
+      await this.passwordChanged(trx, row.id, hash, this.clock.now());
       const sessionsRevoked = await this.sessions.revokeAllOf(trx, row.id);
       return { member: memberView(row), ...(generated ? { password: generated } : {}), sessionsRevoked };
     });
@@ -379,16 +379,41 @@ export class Members {
         .where('token_hash', '=', hashToken(token))
         .where('used_at', 'is', null)
         .where('expires_at', '>', now)
-        .returning('member_id')
+        .returning(['member_id', 'created_at'])
         .executeTakeFirst();
-      if (!used) throw Errors.invalid('token: this reset link is unknown, used or expired; ask for a new one');
+      const refused = Errors.invalid('token: this reset link is unknown, used or expired; ask for a new one');
+      if (!used) throw refused;
       const row = await this.row(trx, used.member_id);
-      await trx.updateTable('members').set({ password_hash: hash, password_changed_at: now }).where('id', '=', row.id).execute();
+      // A link made before the password last changed (by another link, the CLI or the member) is spent (decision 2313).
+      if (Number(used.created_at) < Number(row.password_changed_at)) throw refused;
+      await this.passwordChanged(trx, row.id, hash, now);
       return { member: memberView(row), sessionsRevoked: await this.sessions.revokeAllOf(trx, row.id) };
     });
   }
 
+  /**
+   * A signed-in member changes their own password: the current one must be right (401 as at
+   * sign-in); every other session of the member ends and every reset link is spent.
+   */
+  async changePassword(memberId: string, current: unknown, password: unknown, keepSession: string): Promise<{ sessionsRevoked: number }> {
+    if (typeof current !== 'string' || current === '') throw Errors.missingField('currentPassword');
+    const row = await this.row(this.database.db, memberId);
+    if (!(await verifyPassword(current.slice(0, 1000), row.password_hash))) throw Errors.unauthenticated('currentPassword is wrong');
+    const hash = await hashPassword(checkPassword(password));
+    const now = this.clock.now();
+    return this.database.tx(async (trx) => {
+      await this.passwordChanged(trx, row.id, hash, now);
+      return { sessionsRevoked: await this.sessions.revokeAllOf(trx, row.id, keepSession) };
+    });
+  }
+
   // --- helpers ---
+
+  /** Sets a member's password inside the caller's transaction and spends every reset link of the member made until now. */
+  private async passwordChanged(trx: Kysely<DB>, memberId: string, hash: string, now: number): Promise<void> {
+    await trx.updateTable('members').set({ password_hash: hash, password_changed_at: now }).where('id', '=', memberId).execute();
+    await trx.updateTable('password_resets').set({ used_at: now }).where('member_id', '=', memberId).where('used_at', 'is', null).execute();
+  }
 
   /** Sends a mail on its own (failures are logged); false when there is no SMTP. */
   private mail(to: string, subject: string, text: string): boolean {

@@ -386,7 +386,8 @@ for (const dialect of dialects()) {
       expect(anonymous.status).toBe(200);
       const signIn = await anonymous.text();
       expect(signIn).toContain('Sign in');
-      expect(signIn).toContain(`href="/?return=${encodeURIComponent('/oauth/authorize?').replace(/%/g, '%')}`);
+      // The console's sign-in page reads ?next= (issue 39 finding 13) and comes back here.
+      expect(signIn).toContain(`href="/signin?next=${encodeURIComponent('/oauth/authorize?')}`);
       const post = await fetch(`${s.url}/oauth/authorize`, {
         method: 'POST',
         redirect: 'manual',
