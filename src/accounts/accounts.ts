@@ -6,6 +6,7 @@ import type { Ledger, LedgerEntry } from '../billing/index.js';
 import type { Clock } from '../clock.js';
 import { Errors, shown } from '../errors.js';
 import { boundByRole } from './roles.js';
+import { endGrantsOf } from './grants.js';
 import { formatUsd } from '../billing/index.js';
 import { randomId } from '../ids.js';
 import { budgetOf, insertKey, keyView, SCOPES, type KeyView, type Scope } from './keys.js';
@@ -236,6 +237,8 @@ export class Accounts {
       .tx(async (trx) => {
         await this.row(trx, id);
         await trx.updateTable('accounts').set({ status }).where('id', '=', id).execute();
+        // A disabled account's OAuth clients lose their grants for good: enabling it again revives none (decision 2315).
+        if (status === 'disabled') await endGrantsOf(trx, { accountId: id }, this.clock.now());
         return accountView(await this.row(trx, id));
       })
       .finally(this.accessChanged);

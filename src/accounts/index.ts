@@ -4,3 +4,4 @@ export { SCOPES, budgetOf, hashKey, type Scope, type KeyView } from './keys.js';
 export { BUDGET_PERIODS, periodStart, describeBudget, parseIsoTime, type KeyBudget } from './budgets.js';
 export { OPERATOR, capKeysMadeBy, revokeKeyIn, type KeyActor } from './custody.js';
 export { OWNER_SCOPES, scopesOfRole, requireScope } from './roles.js';
+export { endGrantsOf } from './grants.js';

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database, DB, MemberRole, MembersTable, MemberInvitesTable } from '../store/index.js';
 import type { Clock } from '../clock.js';
-import { capKeysMadeBy, hashKey, scopesOfRole, type Accounts, type Scope } from '../accounts/index.js';
+import { capKeysMadeBy, endGrantsOf, hashKey, scopesOfRole, type Accounts, type Scope } from '../accounts/index.js';
 import { Errors } from '../errors.js';
 import { randomId } from '../ids.js';
 import { checkPassword, dummyHash, generatePassword, hashPassword, needsRehash, verifyPassword } from './passwords.js';
@@ -159,15 +159,19 @@ export class Members {
    * that account, never an operator; an account keeps at least one owner.
    */
   async remove(idOrEmail: string, accountId?: string): Promise<MemberView> {
-    return this.database.tx(async (trx) => {
-      const row = await this.row(trx, idOrEmail, accountId);
-      if (accountId !== undefined && row.role === 'operator') throw Errors.forbidden('operators are removed by the operator (gengate member remove)');
-      if (row.role === 'owner') await this.keepAnOwner(trx, row);
-      await this.sessions.revokeAllOf(trx, row.id);
-      await trx.deleteFrom('password_resets').where('member_id', '=', row.id).execute();
-      await trx.deleteFrom('members').where('id', '=', row.id).execute();
-      return memberView(row);
-    });
+    return this.database
+      .tx(async (trx) => {
+        const row = await this.row(trx, idOrEmail, accountId);
+        if (accountId !== undefined && row.role === 'operator') throw Errors.forbidden('operators are removed by the operator (gengate member remove)');
+        if (row.role === 'owner') await this.keepAnOwner(trx, row);
+        await this.sessions.revokeAllOf(trx, row.id);
+        // Their OAuth clients stop too: access and refresh tokens, and the grants' keys (decision 2315).
+        await endGrantsOf(trx, { accountId: row.account_id, memberId: row.id }, this.clock.now());
+        await trx.deleteFrom('password_resets').where('member_id', '=', row.id).execute();
+        await trx.deleteFrom('members').where('id', '=', row.id).execute();
+        return memberView(row);
+      })
+      .finally(() => this.accounts.forgetKeys());
   }
 
   /** Changes a member's role within the account (owner or member); an account keeps at least one owner. */
