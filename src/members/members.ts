@@ -270,15 +270,17 @@ export class Members {
       expires_at: now + INVITE_TTL_MS,
       accepted_at: null,
     };
+    // No emailFree here: the answer is the same whether or not the email is a member somewhere
+    // (decision 2314); accepting the invite of a taken email is refused to the one who accepts it.
     const account = await this.database.tx(async (trx) => {
-      await this.emailFree(trx, address);
       await trx.insertInto('member_invites').values(row).execute();
       return trx.selectFrom('accounts').select('name').where('id', '=', accountId).executeTakeFirstOrThrow();
     });
     const url = `${this.opts.publicUrl}/accept-invite#token=${token}`;
+    // A fixed subject: nothing an account's owner types reaches it (decision 2314).
     const emailed = this.mail(
       address,
-      `Invitation to ${account.name} on GenGate`,
+      'You are invited to an account on GenGate',
       `You are invited to join ${account.name} as ${r}.\n\nOpen this link to choose a password (valid 7 days):\n${url}\n`,
     );
     return { invite: inviteView(row), url, emailed };

@@ -40,6 +40,26 @@ export async function limitSignIn(services: Services, address: string | null, em
   }
 }
 
+const DAY_SECONDS = 86_400;
+
+/**
+ * Counts an invite per account and per client address (INVITE_LIMIT_PER_ACCOUNT,
+ * INVITE_LIMIT_PER_ADDRESS per 24 hours), so invites are no mail relay (decision 2314); 429 past either.
+ */
+export async function limitInvites(services: Services, accountId: string, address: string | null): Promise<void> {
+  const { config, limits } = services;
+  const checks: Array<[string, number, string]> = [
+    [`invite-account:${accountId}`, config.INVITE_LIMIT_PER_ACCOUNT, 'for this account'],
+    [`invite-addr:${addressSubject(address)}`, config.INVITE_LIMIT_PER_ADDRESS, 'from this address'],
+  ];
+  for (const [subject, limit, what] of checks) {
+    const state = await limits.hit('signin', subject, limit, DAY_SECONDS);
+    if (!state.allowed) {
+      throw Errors.rateLimited(`too many invites ${what}: at most ${limit} every 24 hours; retry in ${state.resetSeconds} s`, state.resetSeconds);
+    }
+  }
+}
+
 const signedIn = (r: SignedIn, extra: object = {}): AuthAnswer => ({
   data: { ...sessionAnswer(r.session), ...extra },
   signedIn: { token: r.token, expiresAt: r.session.expiresAt },
