@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { tracingSettings } from './tracing/index.js';
 
@@ -15,6 +16,20 @@ const httpUrl = z
   .url()
   .refine((u) => /^https?:\/\//.test(u), 'must start with http:// or https://')
   .transform((u) => u.replace(/\/+$/, ''));
+
+/** A TRUSTED_PROXIES entry: an IP address, a CIDR range, or a named range proxy-addr knows. */
+function proxyEntry(entry: string): boolean {
+  if (['loopback', 'linklocal', 'uniquelocal'].includes(entry)) return true;
+  if (entry.includes('/')) {
+    try {
+      ipaddr.parseCIDR(entry);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  return ipaddr.isValid(entry);
+}
 
 /** Every setting GenGate reads, with its default. The README table documents the same list. */
 export const configSchema = z
@@ -74,6 +89,20 @@ export const configSchema = z
     RATE_LIMIT_READ: z.coerce.number().int().min(1).max(1_000_000_000).default(100).describe('a whole number of requests from 1 to 1000000000'),
     RATE_LIMIT_PUBLIC: z.coerce.number().int().min(1).max(1_000_000_000).default(300).describe('a whole number of requests from 1 to 1000000000'),
     TRUST_PROXY: flag(false),
+    TRUSTED_PROXIES: z
+      .string()
+      .default('')
+      .transform((v) =>
+        v
+          .split(',')
+          .map((p) => p.trim())
+          .filter(Boolean),
+      )
+      .refine(
+        (list) => list.every(proxyEntry),
+        'must be comma-separated proxy addresses or CIDR ranges such as 10.0.0.5,10.1.0.0/16,fd00::/8 (or loopback, linklocal, uniquelocal)',
+      )
+      .describe('comma-separated proxy addresses or CIDR ranges such as 10.0.0.5,10.1.0.0/16'),
     CORS_ORIGINS: z
       .string()
       .default('')
@@ -233,6 +262,8 @@ export const configSchema = z
     SESSION_TTL_HOURS: z.coerce.number().int().min(1).max(8760).default(168).describe('a whole number of hours from 1 to 8760'),
     SIGNIN_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900).describe('a whole number of seconds from 1 to 86400'),
     SIGNIN_LIMIT_PER_ADDRESS: z.coerce.number().int().min(1).max(1_000_000).default(30).describe('a whole number of attempts from 1 to 1000000'),
+    INVITE_LIMIT_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000_000).default(20).describe('a whole number of invites from 1 to 1000000'),
+    INVITE_LIMIT_PER_ADDRESS: z.coerce.number().int().min(1).max(1_000_000).default(20).describe('a whole number of invites from 1 to 1000000'),
     SIGNIN_LIMIT_PER_EMAIL: z.coerce.number().int().min(1).max(1_000_000).default(10).describe('a whole number of attempts from 1 to 1000000'),
     ROUTE_BREAKER_COOLDOWN_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000).describe('a whole number of milliseconds from 0 to 3600000'),
     ...tracingSettings,

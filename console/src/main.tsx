@@ -127,7 +127,12 @@ function Routes() {
 
   useEffect(() => {
     if (session.status === 'out' && !isPublic) navigate(`/signin?next=${encodeURIComponent(path + loc.search)}`, { replace: true });
-    if (session.status === 'in' && (path === '/signin' || path === '/signup')) navigate(loc.searchParams.get('next') ?? '/', { replace: true });
+    if (session.status === 'in' && (path === '/signin' || path === '/signup')) {
+      const next = loc.searchParams.get('next') ?? '/';
+      // A server page (the OAuth consent) is loaded by the browser, not by the console's router.
+      if (next.startsWith('/oauth/')) location.assign(next);
+      else navigate(next.startsWith('/') && !next.startsWith('//') ? next : '/', { replace: true });
+    }
   }, [session.status, path]);
 
   if (session.status === 'loading') return <Loading what="the console" />;

@@ -5,6 +5,8 @@ import type { AccountsTable, ApiDialect, DB } from '../store/index.js';
 import type { Ledger, LedgerEntry } from '../billing/index.js';
 import type { Clock } from '../clock.js';
 import { Errors, shown } from '../errors.js';
+import { boundByRole } from './roles.js';
+import { endGrantsOf } from './grants.js';
 import { formatUsd } from '../billing/index.js';
 import { randomId } from '../ids.js';
 import { budgetOf, insertKey, keyView, SCOPES, type KeyView, type Scope } from './keys.js';
@@ -111,6 +113,11 @@ export class Accounts {
   }
 
   /** The committed balance in micro-USD (0 for an unknown account); the hot path of GET /user/balance. */
+  /** Drops the keys this process remembers (after a change made elsewhere that alters what keys may do). */
+  forgetKeys(): void {
+    this.accessChanged();
+  }
+
   async balanceMicros(accountId: string): Promise<number> {
     const [row] = await this.readBalance(accountId);
     return row ? Number(row.balance_micros) : 0;
@@ -230,6 +237,8 @@ export class Accounts {
       .tx(async (trx) => {
         await this.row(trx, id);
         await trx.updateTable('accounts').set({ status }).where('id', '=', id).execute();
+        // A disabled account's OAuth clients lose their grants for good: enabling it again revives none (decision 2315).
+        if (status === 'disabled') await endGrantsOf(trx, { accountId: id }, this.clock.now());
         return accountView(await this.row(trx, id));
       })
       .finally(this.accessChanged);
@@ -309,6 +318,7 @@ export class Accounts {
     await this.row(trx, accountId);
     let given = { scopes, models, expiresAt: opts.expiresAt ?? null };
     if (by.kind === 'key') given = boundNewKey(await this.makerBounds(trx, by.keyId), { scopes, models, expiresAt: opts.expiresAt });
+    if (by.kind === 'member') given.scopes = boundByRole(by.role, given.scopes);
     const count = await trx
       .selectFrom('api_keys')
       .select((eb) => eb.fn.countAll<string | number>().as('n'))

@@ -1,5 +1,6 @@
 import type { ApiDialect, Database } from '../store/index.js';
 import type { Clock } from '../clock.js';
+import { requireScope } from './roles.js';
 import { Errors } from '../errors.js';
 import { budgetOf, hashKey, type Scope } from './keys.js';
 import type { KeyBudget } from './budgets.js';
@@ -130,9 +131,7 @@ export class Authenticator {
       throw Errors.unauthenticated(`this API key expired at ${new Date(Number(row.expires_at)).toISOString()}; ask the operator for a new key`);
     }
     if (row.status !== 'active') throw Errors.forbidden(`account ${row.account_id} is disabled; contact the operator`);
-    if (scope && scopes && !scopes.includes(scope)) {
-      throw Errors.forbidden(`this API key lacks the scope ${scope} (it has: ${scopes.join(', ')})`);
-    }
+    requireScope(scopes, scope, 'this API key');
     this.touch(row.id);
     return {
       accountId: row.account_id,

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { ApiKeysTable, DB, MemberRole } from '../store/index.js';
 import { Errors } from '../errors.js';
 import type { Scope } from './keys.js';
+import { capScopes } from './roles.js';
 
 /**
  * Who manages a key (decision 1907): the operator (CLI, admin API: every key), a member of the
@@ -129,4 +130,28 @@ export function checkExpiryBound(maker: MakerBounds, expiresAt: number | null): 
       `expiresAt: a key made by this API key must expire no later than it does, at ${iso(maker.expiresAt)} (got ${expiresAt === null ? 'never' : iso(expiresAt)})`,
     );
   }
+}
+
+/**
+ * The keys `maker` made (directly or through keys it made) keep only the scopes in `allowed`, inside
+ * the caller's transaction: a member who lost a role's scopes (an owner made a member) keeps none
+ * of them through their keys (decision 2312). Returns how many keys changed.
+ */
+export async function capKeysMadeBy(trx: Kysely<DB>, accountId: string, maker: string, allowed: Scope[]): Promise<number> {
+  const ids = keysMadeBy(maker, await keyLineage(trx, accountId));
+  if (ids.length === 0) return 0;
+  const rows = await trx.selectFrom('api_keys').select(['id', 'scopes']).where('id', 'in', ids).execute();
+  let changed = 0;
+  for (const row of rows) {
+    const before = row.scopes ? (JSON.parse(row.scopes) as Scope[]) : null;
+    const after = capScopes(before, allowed);
+    if (before !== null && after.length === before.length) continue;
+    await trx
+      .updateTable('api_keys')
+      .set({ scopes: JSON.stringify(after) })
+      .where('id', '=', row.id)
+      .execute();
+    changed++;
+  }
+  return changed;
 }

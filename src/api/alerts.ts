@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import type { KeyedOperation } from './operation.js';
-import { requireOwner } from './owner.js';
 import { parseWith } from '../errors.js';
 import { parseUsd } from '../billing/index.js';
 import { callbackUrlCheck } from '../callbacks/index.js';
@@ -54,7 +53,7 @@ export const setAlert: KeyedOperation = {
     scope: 'billing',
     summary: "Set the account's low-balance alert",
     description:
-      'When a charge or debit takes the balance from at least the level to below it, one signed balance.low webhook goes to url and, with SMTP, one email to the owners; not again until the balance is back at or above the level. A key with the scope billing, or an owner signed in.',
+      'When a charge or debit takes the balance from at least the level to below it, one signed balance.low webhook goes to url and, with SMTP, one email to the owners; not again until the balance is back at or above the level. A key with the scope billing, or an owner signed in (billing is a scope of owners: the session of a member and the keys a member makes lack it).',
     body: alertBody,
     ok: { schema: Alert, envelope: true, description: 'The alert settings' },
     errors: ['invalid_request'],
@@ -62,7 +61,6 @@ export const setAlert: KeyedOperation = {
   handler: (services) => {
     const check = callbackUrlCheck(services.guard, 'url');
     return async ({ principal, body }) => {
-      await requireOwner(services, principal, 'changing the alert');
       return { data: await services.alerts.set(principal.accountId, parseWith(alertBody, body, ''), check) };
     };
   },

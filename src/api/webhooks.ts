@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { KeyedOperation } from './operation.js';
 import { readTaskId, recordInfoQuery } from './tasks/record-info.js';
-import { requireOwner } from './owner.js';
 import { parseWith } from '../errors.js';
 
 const Secrets = z.object({
@@ -54,13 +53,13 @@ export const webhookSecret: KeyedOperation = {
     auth: 'key',
     scope: 'billing',
     summary: "Reveal the account's webhook secret",
-    description: 'A key with the scope billing, or an owner signed in. During the 24 hours after a rotation the previous secret is shown too.',
+    description:
+      'A key with the scope billing, or an owner signed in (billing is a scope of owners: the session of a member and the keys a member makes lack it). During the 24 hours after a rotation the previous secret is shown too.',
     ok: { schema: Secrets, envelope: true, description: 'The secrets' },
   },
   handler:
     (services) =>
     async ({ principal }) => {
-      await requireOwner(services, principal, 'the webhook secret');
       return { data: await services.accounts.webhookSecrets(principal.accountId) };
     },
 };
@@ -76,13 +75,12 @@ export const rotateWebhookSecret: KeyedOperation = {
     scope: 'billing',
     summary: "Rotate the account's webhook secret",
     description:
-      'Makes a new secret. For 24 hours deliveries carry two Standard Webhooks signatures (webhook-signature: "v1,<new> v1,<old>"); X-Webhook-Signature is signed with the new secret and X-Webhook-Signature-Previous with the old one. A key with the scope billing, or an owner signed in.',
+      'Makes a new secret. For 24 hours deliveries carry two Standard Webhooks signatures (webhook-signature: "v1,<new> v1,<old>"); X-Webhook-Signature is signed with the new secret and X-Webhook-Signature-Previous with the old one. A key with the scope billing, or an owner signed in (billing is a scope of owners: the session of a member and the keys a member makes lack it).',
     ok: { schema: Secrets, envelope: true, description: 'The new secret and the previous one' },
   },
   handler:
     (services) =>
     async ({ principal }) => {
-      await requireOwner(services, principal, 'rotating the webhook secret');
       return { data: await services.accounts.rotateWebhookSecret(principal.accountId) };
     },
 };

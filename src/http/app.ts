@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import type { Span } from '@opentelemetry/api';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
+import { trustProxy } from './proxy.js';
 import { Errors } from '../errors.js';
 import { errorHandler, sendError } from './errors.js';
 import { registerRoutes } from './routes/index.js';
@@ -110,7 +111,7 @@ export function buildApp(services: Services, opts: { logStream?: NodeJS.Writable
         config.ERROR_STYLE,
         Errors.invalid(error.code === 'FST_ERR_BAD_URL' ? 'the path has a malformed %-escape; encode "%" as %25' : 'the request could not be routed'),
       ),
-    trustProxy: config.TRUST_PROXY,
+    trustProxy: trustProxy(config),
     clientErrorHandler: clientErrorHandler(config),
     logController: new RequestLog(
       (method, route, status, ms) => services.metrics.observeRequest(method, route, status, ms),

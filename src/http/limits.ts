@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal, Scope } from '../accounts/index.js';
-import type { LimitGroup, LimitState } from '../limits/index.js';
+import { addressSubject, type LimitGroup, type LimitState } from '../limits/index.js';
 import type { Services } from '../services.js';
 import { AppError } from '../errors.js';
 import { hitKeyCall, limitRefusal } from '../api/index.js';
@@ -24,8 +24,8 @@ export async function limitKey(services: Services, reply: FastifyReply, principa
 }
 
 /**
- * An onRequest hook limiting public routes per client address (RATE_LIMIT_PUBLIC; TRUST_PROXY
- * decides what the address is). The pricing host has no envelope: there the 429 body has the
+ * An onRequest hook limiting public routes per client address (RATE_LIMIT_PUBLIC; TRUSTED_PROXIES
+ * or TRUST_PROXY decide what the address is, an IPv6 address counting by its /64). The pricing host has no envelope: there the 429 body has the
  * calculator's error shape.
  */
 export function limitPublic(services: Services, shape: 'envelope' | 'pricing' = 'envelope') {
@@ -33,7 +33,7 @@ export function limitPublic(services: Services, shape: 'envelope' | 'pricing' = 
     // Any web page may read public answers (a 429 included), with or without an Origin header: a
     // shared cache may hand a copy fetched without one to a page.
     reply.header('access-control-allow-origin', '*');
-    const state = await services.limits.hit('public', req.ip, services.config.RATE_LIMIT_PUBLIC);
+    const state = await services.limits.hit('public', addressSubject(req.ip), services.config.RATE_LIMIT_PUBLIC);
     try {
       enforce(services, reply, 'public', state);
     } catch (e) {

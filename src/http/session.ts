@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Principal, Scope } from '../accounts/index.js';
+import { requireScope, scopesOfRole, type Principal, type Scope } from '../accounts/index.js';
 import { CSRF_HEADER, SESSION_COOKIE } from '../api/index.js';
 import type { ClientMeta, SessionInfo } from '../members/index.js';
 import type { Services } from '../services.js';
@@ -44,20 +44,22 @@ export function checkCsrf(req: FastifyRequest, session: SessionInfo): void {
 }
 
 /**
- * The Principal of a session for a keyed operation: the session's account, its scopes (every
- * scope for a member; a key-opened session's own) and its key's model list. The rate limits count
+ * The Principal of a session for a keyed operation: the session's account, its scopes (a
+ * member's: their role's; a key-opened session's own) and its key's model list. The rate limits count
  * per member (all their sessions together) or per the key that opened the session.
  */
 export function sessionPrincipal(session: SessionInfo, scope: Scope): Principal {
-  if (session.scopes && !session.scopes.includes(scope)) {
-    throw Errors.forbidden(
-      `this session lacks the scope ${scope} (it has: ${session.scopes.join(', ')}); a session opened with an API key without a scopes list is read-only`,
-    );
-  }
+  // A member's session holds what the member's role holds (decision 2312), read from the database with the session on every request.
+  const scopes = session.scopes ?? (session.member ? scopesOfRole(session.member.role) : null);
+  requireScope(
+    scopes,
+    scope,
+    session.member ? `this session (a ${session.member.role} of the account)` : 'this session (opened with an API key; without a scopes list it is read-only)',
+  );
   return {
     accountId: session.accountId,
     keyId: session.keyId ?? session.member!.id,
-    scopes: session.scopes,
+    scopes,
     models: session.models,
     limits: session.limits,
     dialect: session.dialect,

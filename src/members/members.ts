@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database, DB, MemberRole, MembersTable, MemberInvitesTable } from '../store/index.js';
 import type { Clock } from '../clock.js';
-import { hashKey, type Accounts, type Scope } from '../accounts/index.js';
+import { capKeysMadeBy, endGrantsOf, hashKey, scopesOfRole, type Accounts, type Scope } from '../accounts/index.js';
 import { Errors } from '../errors.js';
 import { randomId } from '../ids.js';
 import { checkPassword, dummyHash, generatePassword, hashPassword, needsRehash, verifyPassword } from './passwords.js';
@@ -143,7 +143,7 @@ export class Members {
     const hash = await hashPassword(checkPassword(password ?? generated));
     return this.database.tx(async (trx) => {
       const row = await this.row(trx, idOrEmail);
-      await trx.updateTable('members').set({ password_hash: hash, password_changed_at: this.clock.now() }).where('id', '=', row.id).execute();
+      await this.passwordChanged(trx, row.id, hash, this.clock.now());
       const sessionsRevoked = await this.sessions.revokeAllOf(trx, row.id);
       return { member: memberView(row), ...(generated ? { password: generated } : {}), sessionsRevoked };
     });
@@ -159,27 +159,36 @@ export class Members {
    * that account, never an operator; an account keeps at least one owner.
    */
   async remove(idOrEmail: string, accountId?: string): Promise<MemberView> {
-    return this.database.tx(async (trx) => {
-      const row = await this.row(trx, idOrEmail, accountId);
-      if (accountId !== undefined && row.role === 'operator') throw Errors.forbidden('operators are removed by the operator (gengate member remove)');
-      if (row.role === 'owner') await this.keepAnOwner(trx, row);
-      await this.sessions.revokeAllOf(trx, row.id);
-      await trx.deleteFrom('password_resets').where('member_id', '=', row.id).execute();
-      await trx.deleteFrom('members').where('id', '=', row.id).execute();
-      return memberView(row);
-    });
+    return this.database
+      .tx(async (trx) => {
+        const row = await this.row(trx, idOrEmail, accountId);
+        if (accountId !== undefined && row.role === 'operator') throw Errors.forbidden('operators are removed by the operator (gengate member remove)');
+        if (row.role === 'owner') await this.keepAnOwner(trx, row);
+        await this.sessions.revokeAllOf(trx, row.id);
+        // Their OAuth clients stop too: access and refresh tokens, and the grants' keys (decision 2315).
+        await endGrantsOf(trx, { accountId: row.account_id, memberId: row.id }, this.clock.now());
+        await trx.deleteFrom('password_resets').where('member_id', '=', row.id).execute();
+        await trx.deleteFrom('members').where('id', '=', row.id).execute();
+        return memberView(row);
+      })
+      .finally(() => this.accounts.forgetKeys());
   }
 
   /** Changes a member's role within the account (owner or member); an account keeps at least one owner. */
   async setRole(id: string, role: unknown, accountId: string): Promise<MemberView> {
     const r = roleOf(role, INVITE_ROLES);
-    return this.database.tx(async (trx) => {
-      const row = await this.row(trx, id, accountId);
-      if (row.role === 'operator') throw Errors.forbidden("an operator's role is changed by the operator (gengate member create/remove)");
-      if (row.role === 'owner' && r !== 'owner') await this.keepAnOwner(trx, row);
-      await trx.updateTable('members').set({ role: r }).where('id', '=', row.id).execute();
-      return memberView({ ...row, role: r });
-    });
+    return this.database
+      .tx(async (trx) => {
+        const row = await this.row(trx, id, accountId);
+        if (row.role === 'operator') throw Errors.forbidden("an operator's role is changed by the operator (gengate member create/remove)");
+        if (row.role === 'owner' && r !== 'owner') await this.keepAnOwner(trx, row);
+        await trx.updateTable('members').set({ role: r }).where('id', '=', row.id).execute();
+        // The keys they made keep no more than the new role holds (decision 2312).
+        const allowed = scopesOfRole(r);
+        if (allowed) await capKeysMadeBy(trx, accountId, row.id, allowed);
+        return memberView({ ...row, role: r });
+      })
+      .finally(() => this.accounts.forgetKeys());
   }
 
   // --- sign-in ---
@@ -261,15 +270,17 @@ export class Members {
       expires_at: now + INVITE_TTL_MS,
       accepted_at: null,
     };
+    // No emailFree here: the answer is the same whether or not the email is a member somewhere
+    // (decision 2314); accepting the invite of a taken email is refused to the one who accepts it.
     const account = await this.database.tx(async (trx) => {
-      await this.emailFree(trx, address);
       await trx.insertInto('member_invites').values(row).execute();
       return trx.selectFrom('accounts').select('name').where('id', '=', accountId).executeTakeFirstOrThrow();
     });
     const url = `${this.opts.publicUrl}/accept-invite#token=${token}`;
+    // A fixed subject: nothing an account's owner types reaches it (decision 2314).
     const emailed = this.mail(
       address,
-      `Invitation to ${account.name} on GenGate`,
+      'You are invited to an account on GenGate',
       `You are invited to join ${account.name} as ${r}.\n\nOpen this link to choose a password (valid 7 days):\n${url}\n`,
     );
     return { invite: inviteView(row), url, emailed };
@@ -374,16 +385,41 @@ export class Members {
         .where('token_hash', '=', hashToken(token))
         .where('used_at', 'is', null)
         .where('expires_at', '>', now)
-        .returning('member_id')
+        .returning(['member_id', 'created_at'])
         .executeTakeFirst();
-      if (!used) throw Errors.invalid('token: this reset link is unknown, used or expired; ask for a new one');
+      const refused = Errors.invalid('token: this reset link is unknown, used or expired; ask for a new one');
+      if (!used) throw refused;
       const row = await this.row(trx, used.member_id);
-      await trx.updateTable('members').set({ password_hash: hash, password_changed_at: now }).where('id', '=', row.id).execute();
+      // A link made before the password last changed (by another link, the CLI or the member) is spent (decision 2313).
+      if (Number(used.created_at) < Number(row.password_changed_at)) throw refused;
+      await this.passwordChanged(trx, row.id, hash, now);
       return { member: memberView(row), sessionsRevoked: await this.sessions.revokeAllOf(trx, row.id) };
     });
   }
 
+  /**
+   * A signed-in member changes their own password: the current one must be right (401 as at
+   * sign-in); every other session of the member ends and every reset link is spent.
+   */
+  async changePassword(memberId: string, current: unknown, password: unknown, keepSession: string): Promise<{ sessionsRevoked: number }> {
+    if (typeof current !== 'string' || current === '') throw Errors.missingField('currentPassword');
+    const row = await this.row(this.database.db, memberId);
+    if (!(await verifyPassword(current.slice(0, 1000), row.password_hash))) throw Errors.unauthenticated('currentPassword is wrong');
+    const hash = await hashPassword(checkPassword(password));
+    const now = this.clock.now();
+    return this.database.tx(async (trx) => {
+      await this.passwordChanged(trx, row.id, hash, now);
+      return { sessionsRevoked: await this.sessions.revokeAllOf(trx, row.id, keepSession) };
+    });
+  }
+
   // --- helpers ---
+
+  /** Sets a member's password inside the caller's transaction and spends every reset link of the member made until now. */
+  private async passwordChanged(trx: Kysely<DB>, memberId: string, hash: string, now: number): Promise<void> {
+    await trx.updateTable('members').set({ password_hash: hash, password_changed_at: now }).where('id', '=', memberId).execute();
+    await trx.updateTable('password_resets').set({ used_at: now }).where('member_id', '=', memberId).where('used_at', 'is', null).execute();
+  }
 
   /** Sends a mail on its own (failures are logged); false when there is no SMTP. */
   private mail(to: string, subject: string, text: string): boolean {

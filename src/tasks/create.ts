@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { describeBudget, keyAllowsModel, type Principal } from '../accounts/index.js';
+import { keyAllowsModel, type Principal } from '../accounts/index.js';
+import { checkKeyBudgets } from './key-budgets.js';
 import { formatUsd, type Ledger } from '../billing/index.js';
 import {
   findModel,
@@ -149,7 +150,7 @@ export async function createTask(deps: CreateDeps, principal: Principal, rawBody
   // of the image classifier (decision 0305): an account that cannot pay gets its 402 here, unchecked.
   // The charge in the transaction below stays the real check; other requests skip this extra read.
   if (input.nsfw_check === true) {
-    await checkKeyBudget(deps, database.db, principal, price.priceMicros, clock.now());
+    await checkKeyBudgets(deps, database.db, principal, price.priceMicros, clock.now());
     const balance = await balanceOf(database.db, accountId);
     if (balance < price.priceMicros) throw insufficient(balance, price.priceMicros, deps.topUpUrl);
     await deps.moderate(input, principal);
@@ -167,12 +168,8 @@ export async function createTask(deps: CreateDeps, principal: Principal, rawBody
         const earlier = await boundTask(trx, accountId, key, hash, now, true);
         if (earlier) return { taskId: earlier, replayed: true };
       }
-      if (principal.budget) {
-        // The key's creates, in every process, one at a time from here to the commit (decision 1902);
-        // taken before the charge locks the account row, as in every transaction that takes both.
-        await database.lock(trx, `key-budget:${principal.keyId}`);
-        await checkKeyBudget(deps, trx, principal, price.priceMicros, now);
-      }
+      // The key's budget and its makers', read here from the database under their locks (decision 2316).
+      await checkKeyBudgets(deps, trx, principal, price.priceMicros, now, trx);
       const charged = await deps.ledger.charge(trx, accountId, price.priceMicros, taskId, `task ${taskId} ${model.id}`, chargingKey(principal), model.id);
       if (!charged.ok) throw insufficient(charged.balance, charged.required, deps.topUpUrl);
       await insertRow(trx, 'tasks', {
@@ -239,23 +236,6 @@ function insufficient(balance: number, required: number, topUpUrl: string) {
   return Errors.insufficientBalance(
     `balance ${formatUsd(balance, 4)} USD is less than the price ${formatUsd(required, 3)} USD of this task; top up at ${topUpUrl}`,
     { balance: formatUsd(balance, 4), required: formatUsd(required, 4), currency: 'USD', topUpUrl },
-  );
-}
-
-/**
- * The 402 for a key whose budget (DECISIONS §22) does not cover the price: what the key spent in the
- * budget's period (charges less their refunds) plus the price may not pass the budget.
- */
-async function checkKeyBudget(deps: CreateDeps, db: Kysely<DB>, principal: Principal, price: number, now: number): Promise<void> {
-  const budget = principal.budget;
-  if (!budget) return;
-  const spent = await deps.ledger.keySpend(db, principal.keyId, budget.period, now);
-  const remaining = Math.max(0, budget.micros - spent);
-  if (price <= remaining) return;
-  throw Errors.insufficientBalance(
-    `this API key's budget of ${describeBudget(budget)} has ${formatUsd(remaining, 4)} USD left, less than the price ${formatUsd(price, 3)} USD of this task; ` +
-      `the operator can raise the budget${budget.period === 'total' ? '' : `, or wait for the next ${budget.period}`}`,
-    { balance: formatUsd(remaining, 4), required: formatUsd(price, 4), currency: 'USD', topUpUrl: deps.topUpUrl },
   );
 }
 

@@ -386,7 +386,8 @@ for (const dialect of dialects()) {
       expect(anonymous.status).toBe(200);
       const signIn = await anonymous.text();
       expect(signIn).toContain('Sign in');
-      expect(signIn).toContain(`href="/?return=${encodeURIComponent('/oauth/authorize?').replace(/%/g, '%')}`);
+      // The console's sign-in page reads ?next= (issue 39 finding 13) and comes back here.
+      expect(signIn).toContain(`href="/signin?next=${encodeURIComponent('/oauth/authorize?')}`);
       const post = await fetch(`${s.url}/oauth/authorize`, {
         method: 'POST',
         redirect: 'manual',
@@ -417,6 +418,36 @@ for (const dialect of dialects()) {
       expect(expired.body.error.message).toMatch(/^this access token expired at .*; get a new one with the refresh token/);
       const next = await form('/oauth/token', { grant_type: 'refresh_token', refresh_token: t.refresh_token, client_id: t.clientId });
       expect((await mcpTools(next.body.access_token)).status).toBe(200);
+    });
+
+    it("a removed member's grants end: access and refresh tokens both refused (issue 39 finding 7)", async () => {
+      await s.services.members.create(accountId, 'rem@example.com', 'member', PASSWORD);
+      const owner = member;
+      member = await signedIn(await s.call('POST', '/api/v1/auth/signin', { body: { email: 'rem@example.com', password: PASSWORD } }));
+      let t: Awaited<ReturnType<typeof tokensFor>>;
+      try {
+        t = await tokensFor('tasks:read');
+      } finally {
+        member = owner;
+      }
+      expect((await mcpTools(t.access_token)).status).toBe(200);
+      await s.services.members.remove('rem@example.com', accountId);
+      expect((await mcpTools(t.access_token)).status).toBe(401);
+      const refreshed = await form('/oauth/token', { grant_type: 'refresh_token', refresh_token: t.refresh_token, client_id: t.clientId });
+      expect(refreshed.status).toBe(400);
+      expect(refreshed.body.error).toBe('invalid_grant');
+    });
+
+    it('disabling the account ends its grants for good: enabled again, the old tokens stay refused', async () => {
+      const t = await tokensFor('tasks:read');
+      expect((await mcpTools(t.access_token)).status).toBe(200);
+      await s.services.accounts.setStatus(accountId, 'disabled');
+      await s.services.accounts.setStatus(accountId, 'active');
+      expect((await mcpTools(t.access_token)).status).toBe(401);
+      const refreshed = await form('/oauth/token', { grant_type: 'refresh_token', refresh_token: t.refresh_token, client_id: t.clientId });
+      expect(refreshed.body.error).toBe('invalid_grant');
+      // A new consent works as before.
+      expect((await mcpTools((await tokensFor('tasks:read')).access_token)).status).toBe(200);
     });
 
     it('dynamic registration refuses unsafe redirect URIs and unknown grant types', async () => {

@@ -76,7 +76,10 @@ export function SignIn() {
   const next = loc.searchParams.get('next') ?? '/';
   const done = (session: Session) => {
     signedIn(session);
-    navigate(next.startsWith('/') && !next.startsWith('//') ? next : '/', { replace: true });
+    const here = next.startsWith('/') && !next.startsWith('//') ? next : '/';
+    // A server page (the OAuth consent) is loaded by the browser, not by the console's router.
+    if (here.startsWith('/oauth/')) location.assign(here);
+    else navigate(here, { replace: true });
   };
   return (
     <Page title="Sign in">

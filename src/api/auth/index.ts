@@ -1,7 +1,7 @@
 import type { AuthOperation } from './operation.js';
 import { acceptInvite, inviteMember, listInvites, listMembers, removeMember, revokeInvite, setMemberRole } from './members.js';
 import { listOAuthGrants, revokeOAuthGrant } from './oauth-grants.js';
-import { forgotPassword, resetPassword } from './passwords.js';
+import { changePassword, forgotPassword, resetPassword } from './passwords.js';
 import { currentSession, listSessions, revokeSession } from './sessions.js';
 import { signIn, signInKey, signOut, signUp } from './sign-in.js';
 
@@ -16,6 +16,7 @@ export const AUTH_OPERATIONS: AuthOperation[] = [
   revokeSession,
   forgotPassword,
   resetPassword,
+  changePassword,
   acceptInvite,
   listMembers,
   inviteMember,

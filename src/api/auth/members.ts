@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { parseWith } from '../../errors.js';
 import { adminIdParams } from '../admin.js';
 import { authOp, Invite, Member, PendingInvite, SessionAnswer, sessionAnswer } from './operation.js';
-import { limitSignIn } from './sign-in.js';
+import { limitInvites, limitSignIn } from './sign-in.js';
 
 export const memberBodies = {
   invite: z.object({ email: z.string().max(300), role: z.enum(['owner', 'member']).optional().describe('member unless given') }).strict(),
@@ -59,14 +59,16 @@ export const inviteMember = authOp(
     path: '/api/v1/auth/members/invite',
     id: 'inviteMember',
     summary: 'Invite someone to the account by email (the link is valid 7 days, once)',
-    description: 'The link is emailed when SMTP_URL is set, and returned to the owner either way (url) to pass on.',
+    description:
+      'The link is emailed when SMTP_URL is set, and returned to the owner either way (url) to pass on. The answer is the same whether or not the email is already a member somewhere. Limited per account (INVITE_LIMIT_PER_ACCOUNT) and per client address (INVITE_LIMIT_PER_ADDRESS) per 24 hours (429).',
     body: memberBodies.invite,
     ok: [Invite, 'The invite'],
-    errors: ['invalid_request', 'missing_field'],
+    errors: ['invalid_request', 'missing_field', 'rate_limited'],
   },
   async (s, call) => {
     const body = parseWith(memberBodies.invite, call.body, '');
     const session = call.session!;
+    await limitInvites(s, session.accountId, call.meta.address);
     return { data: await s.members.invite(session.accountId, session.member!.id, body.email, body.role) };
   },
 );

@@ -6,6 +6,7 @@ import { limitSignIn } from './sign-in.js';
 
 export const passwordBodies = {
   forgot: z.object({ email: z.string().max(300) }).strict(),
+  change: z.object({ currentPassword: z.string().max(1000), password: z.string().max(1000).describe('the new password, 10 to 200 characters') }).strict(),
   reset: z.object({ token: z.string().max(200).describe('the token of the reset link (after #token=)'), password: z.string().max(1000) }).strict(),
 };
 
@@ -47,5 +48,24 @@ export const resetPassword = authOp(
     await limitSignIn(s, call.meta.address, null);
     const r = await s.members.resetPassword(body.token, body.password);
     return { data: { email: r.member.email, sessionsRevoked: r.sessionsRevoked } };
+  },
+);
+
+export const changePassword = authOp(
+  'member',
+  {
+    method: 'post',
+    path: '/api/v1/auth/password/change',
+    id: 'changePassword',
+    summary: "Change the signed-in member's password; their other sessions end and every reset link is spent",
+    body: passwordBodies.change,
+    ok: [z.object({ sessionsRevoked: z.number().int() }), 'The password is changed; this session stays'],
+    errors: ['invalid_request', 'missing_field', 'rate_limited'],
+  },
+  async (s, call) => {
+    const body = parseWith(passwordBodies.change, call.body, '');
+    const member = call.session!.member!;
+    await limitSignIn(s, call.meta.address, member.email);
+    return { data: await s.members.changePassword(member.id, body.currentPassword, body.password, call.session!.id) };
   },
 );

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Errors, parseWith } from '../../errors.js';
 import { emailOf } from '../../members/index.js';
+import { addressSubject } from '../../limits/index.js';
 import type { Services } from '../../services.js';
 import { authOp, SessionAnswer, sessionAnswer, type AuthAnswer } from './operation.js';
 import type { SignedIn } from '../../members/index.js';
@@ -19,18 +20,42 @@ export const signInBodies = {
 };
 
 /**
- * Counts a sign-in attempt per client address and, when given, per email (SIGNIN_LIMIT_PER_ADDRESS,
- * SIGNIN_LIMIT_PER_EMAIL per SIGNIN_WINDOW_SECONDS); throws the 429 when either is over.
+ * Counts a sign-in attempt per client address (an IPv6 address by its /64) and, when given, per
+ * email from that address (SIGNIN_LIMIT_PER_ADDRESS, SIGNIN_LIMIT_PER_EMAIL per
+ * SIGNIN_WINDOW_SECONDS); throws the 429 when either is over. The email counts together with the
+ * address, so guesses from one place lock out that place only, never the member signing in from
+ * their own (decision 2311).
  */
 export async function limitSignIn(services: Services, address: string | null, email: string | null): Promise<void> {
   const { config, limits } = services;
   const window = config.SIGNIN_WINDOW_SECONDS;
-  const checks: Array<[string, number, string]> = [[`addr:${address ?? '?'}`, config.SIGNIN_LIMIT_PER_ADDRESS, 'from this address']];
-  if (email) checks.push([`email:${email}`, config.SIGNIN_LIMIT_PER_EMAIL, 'for this email']);
+  const from = addressSubject(address);
+  const checks: Array<[string, number, string]> = [[`addr:${from}`, config.SIGNIN_LIMIT_PER_ADDRESS, 'from this address']];
+  if (email) checks.push([`email:${email}|addr:${from}`, config.SIGNIN_LIMIT_PER_EMAIL, 'for this email from this address']);
   for (const [subject, limit, what] of checks) {
     const state = await limits.hit('signin', subject, limit, window);
     if (!state.allowed) {
       throw Errors.rateLimited(`too many sign-in attempts ${what}: at most ${limit} every ${window} s; retry in ${state.resetSeconds} s`, state.resetSeconds);
+    }
+  }
+}
+
+const DAY_SECONDS = 86_400;
+
+/**
+ * Counts an invite per account and per client address (INVITE_LIMIT_PER_ACCOUNT,
+ * INVITE_LIMIT_PER_ADDRESS per 24 hours), so invites are no mail relay (decision 2314); 429 past either.
+ */
+export async function limitInvites(services: Services, accountId: string, address: string | null): Promise<void> {
+  const { config, limits } = services;
+  const checks: Array<[string, number, string]> = [
+    [`invite-account:${accountId}`, config.INVITE_LIMIT_PER_ACCOUNT, 'for this account'],
+    [`invite-addr:${addressSubject(address)}`, config.INVITE_LIMIT_PER_ADDRESS, 'from this address'],
+  ];
+  for (const [subject, limit, what] of checks) {
+    const state = await limits.hit('signin', subject, limit, DAY_SECONDS);
+    if (!state.allowed) {
+      throw Errors.rateLimited(`too many invites ${what}: at most ${limit} every 24 hours; retry in ${state.resetSeconds} s`, state.resetSeconds);
     }
   }
 }

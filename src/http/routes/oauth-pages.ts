@@ -61,7 +61,7 @@ export function signInPage(back: string, why: string): string {
   return page(
     'Sign in to continue',
     `<p>${escape(why)}</p>
-<p><a href="/?return=${escape(encodeURIComponent(back))}">Sign in</a> with your email and password, then come back to this page.</p>`,
+<p><a href="/signin?next=${escape(encodeURIComponent(back))}">Sign in</a> with your email and password, then come back to this page.</p>`,
   );
 }
 
