@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { tracingSettings } from './tracing/index.js';
+import { shownSetting } from './secret-settings.js';
 
 /** Thrown when the settings are wrong; main prints the message and exits with code 2. */
 export class ConfigError extends Error {}
@@ -319,8 +320,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       const name = i.path.join('.') || '(settings)';
       const field = configSchema.shape[name as keyof typeof configSchema.shape];
       const allowed = i.code !== 'custom' && field?.description ? `must be ${field.description}` : i.message;
-      const given = input[String(i.path[0])];
-      return `${name}: ${allowed} (${given === undefined ? 'not set' : `got ${JSON.stringify(given)}`})`;
+      return `${name}: ${allowed} (${shownSetting(String(i.path[0]), input[String(i.path[0])])})`;
     });
     throw new ConfigError(`invalid settings:\n  ${lines.join('\n  ')}`);
   }
