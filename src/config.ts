@@ -219,6 +219,8 @@ export const configSchema = z
     MCP_INLINE_MAX_BYTES: z.coerce.number().int().min(0).max(20_000_000).default(1_048_576).describe('a whole number of bytes from 0 to 20000000'),
     SESSION_TTL_HOURS: z.coerce.number().int().min(1).max(8760).default(168).describe('a whole number of hours from 1 to 8760'),
     SIGNIN_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900).describe('a whole number of seconds from 1 to 86400'),
+    PASSWORD_HASH_THREADS: z.coerce.number().int().min(1).max(16).default(1).describe('a whole number of threads from 1 to 16'),
+    PASSWORD_HASH_QUEUE: z.coerce.number().int().min(0).max(10_000).default(64).describe('a whole number of waiting hashes from 0 to 10000'),
     SIGNIN_LIMIT_PER_ADDRESS: z.coerce.number().int().min(1).max(1_000_000).default(30).describe('a whole number of attempts from 1 to 1000000'),
     SIGNIN_LIMIT_PER_EMAIL: z.coerce.number().int().min(1).max(1_000_000).default(10).describe('a whole number of attempts from 1 to 1000000'),
     ROUTE_BREAKER_COOLDOWN_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000).describe('a whole number of milliseconds from 0 to 3600000'),
