@@ -106,7 +106,8 @@ export async function openCore(config: Config, clock: Clock, opened = new Opened
     );
     await step('sealing stored secrets', () => accounts.sealStoredSecrets());
     // Password hashes run on their own threads, with a bounded queue (decision 2305).
-    useHashPool(new HashPool({ size: config.PASSWORD_HASH_THREADS, queue: config.PASSWORD_HASH_QUEUE }));
+    // Closed with the rest: a command that hashed a password exits when it is done.
+    useHashPool(opened.add(new HashPool({ size: config.PASSWORD_HASH_THREADS, queue: config.PASSWORD_HASH_QUEUE }), (p) => p.close()));
     const members = new Members(database, clock, accounts, {
       sessionTtlMs: config.SESSION_TTL_HOURS * 3600_000,
       signup: config.SIGNUP,
