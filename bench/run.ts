@@ -19,6 +19,7 @@ import { benchInflight, printInflight } from './inflight.js';
 import { benchTracing, printTracing } from './tracing.js';
 import { benchSqliteDrivers, printSqliteDrivers } from './sqlite-driver.js';
 import { benchReloadUnderLoad, benchStoredLoad, printLiveCatalog } from './live-catalog.js';
+import { benchAvailability, printAvailability } from './availability.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
@@ -54,6 +55,12 @@ if (process.env.BENCH_ONLY === 'catalog') {
   const [load, reload] = await liveCatalogRun();
   printLiveCatalog(load, reload);
   process.exit(load.pass && reload.pass ? 0 : 1);
+}
+/** BENCH_ONLY=availability measures just another tenant's p99 under a wrong-key upload flood and a sign-in flood (issue 39). */
+if (process.env.BENCH_ONLY === 'availability') {
+  const figures = await benchAvailability({ seconds: Number(process.env.BENCH_SECONDS ?? 5), connections: Number(process.env.BENCH_CONNECTIONS ?? 20) });
+  printAvailability(figures);
+  process.exit(figures.every((f) => f.pass) ? 0 : 1);
 }
 /** BENCH_ONLY=sqlite measures just the SQLite drivers side by side (decision 2400). */
 if (process.env.BENCH_ONLY === 'sqlite') {
@@ -303,6 +310,8 @@ const inflight = await benchInflight();
 const traced = await tracingRun();
 // Issue 41: the SQLite drivers side by side (node:sqlite where the runtime has it, better-sqlite3 elsewhere).
 const sqliteDrivers = await benchSqliteDrivers();
+// Issue 39: another tenant's p99 under a wrong-key upload flood and a sign-in flood.
+const availability = await benchAvailability({ seconds, connections });
 const recordInfoCpu = results.find((r) => r.name === 'GET /api/v1/jobs/recordInfo')?.cpuUsPerReq;
 const limitShare = recordInfoCpu ? Math.round((limitCheck.usPerCheck / recordInfoCpu) * 1000) / 10 : undefined;
 
@@ -330,6 +339,7 @@ printUsage(usage);
 printInflight(inflight);
 printTracing(traced);
 printSqliteDrivers(sqliteDrivers);
+printAvailability(availability);
 for (const m of micro) console.log(m.name.padEnd(60), `median ${m.medianMs.toFixed(3)} ms`.padStart(20), `(limit ${m.maxMs} ms)`, m.pass ? 'PASS' : 'FAIL');
 console.log(yamlDefinitions.name.padEnd(60), `median ${yamlDefinitions.medianMs.toFixed(3)} ms`.padStart(20), '(information)');
 printLiveCatalog(storedLoad, reloadLoad);
@@ -341,11 +351,12 @@ for (const p of probes) console.log(`${p.name}: median ${p.medianMs} ms (for inf
 mkdirSync('bench/results', { recursive: true });
 writeFileSync(
   'bench/results/latest.json',
-  `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds, connections, http: results, startup, micro, yamlDefinitions, burst, callbacks, classifier, attack, upload, uploadMemory, probes, limitCheck: { ...limitCheck, shareOfRecordInfoPercent: limitShare }, scale, usage, inflight, tracing: traced, storedLoad, reloadLoad }, null, 2)}\n`,
+  `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds, connections, http: results, startup, micro, yamlDefinitions, burst, callbacks, classifier, attack, upload, uploadMemory, probes, limitCheck: { ...limitCheck, shareOfRecordInfoPercent: limitShare }, scale, usage, inflight, tracing: traced, storedLoad, reloadLoad, availability }, null, 2)}\n`,
 );
 console.log('\nwritten bench/results/latest.json');
 process.exit(
   results.every((r) => r.pass !== false) &&
+    availability.every((f) => f.pass) &&
     startup.every((f) => f.pass !== false) &&
     micro.every((m) => m.pass) &&
     burst.lost === 0 &&

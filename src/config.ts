@@ -3,6 +3,7 @@ import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { tracingSettings } from './tracing/index.js';
+import { shownSetting } from './secret-settings.js';
 
 /** Thrown when the settings are wrong; main prints the message and exits with code 2. */
 export class ConfigError extends Error {}
@@ -261,6 +262,8 @@ export const configSchema = z
     MCP_INLINE_MAX_BYTES: z.coerce.number().int().min(0).max(20_000_000).default(1_048_576).describe('a whole number of bytes from 0 to 20000000'),
     SESSION_TTL_HOURS: z.coerce.number().int().min(1).max(8760).default(168).describe('a whole number of hours from 1 to 8760'),
     SIGNIN_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900).describe('a whole number of seconds from 1 to 86400'),
+    PASSWORD_HASH_THREADS: z.coerce.number().int().min(1).max(16).default(1).describe('a whole number of threads from 1 to 16'),
+    PASSWORD_HASH_QUEUE: z.coerce.number().int().min(0).max(10_000).default(64).describe('a whole number of waiting hashes from 0 to 10000'),
     SIGNIN_LIMIT_PER_ADDRESS: z.coerce.number().int().min(1).max(1_000_000).default(30).describe('a whole number of attempts from 1 to 1000000'),
     INVITE_LIMIT_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000_000).default(20).describe('a whole number of invites from 1 to 1000000'),
     INVITE_LIMIT_PER_ADDRESS: z.coerce.number().int().min(1).max(1_000_000).default(20).describe('a whole number of invites from 1 to 1000000'),
@@ -364,8 +367,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       const name = i.path.join('.') || '(settings)';
       const field = configSchema.shape[name as keyof typeof configSchema.shape];
       const allowed = i.code !== 'custom' && field?.description ? `must be ${field.description}` : i.message;
-      const given = input[String(i.path[0])];
-      return `${name}: ${allowed} (${given === undefined ? 'not set' : `got ${JSON.stringify(given)}`})`;
+      return `${name}: ${allowed} (${shownSetting(String(i.path[0]), input[String(i.path[0])])})`;
     });
     throw new ConfigError(`invalid settings:\n  ${lines.join('\n  ')}`);
   }

@@ -6,7 +6,7 @@ import { AlertSettings, Ledger } from './billing/index.js';
 import { Accounts, Authenticator } from './accounts/index.js';
 import { LiveCatalog, loadCatalog, ModelSwitches, type Catalog } from './catalog/index.js';
 import { SecretBox, SecretKeyMissing, loadSecretKeys } from './secrets/index.js';
-import { Mailer, Members } from './members/index.js';
+import { HashPool, Mailer, Members, useHashPool } from './members/index.js';
 
 /** A start-up step failed for a reason the operator can act on; main prints the message without a stack and exits with 1. */
 export class StartError extends Error {}
@@ -110,6 +110,9 @@ export async function openCore(config: Config, clock: Clock, opened = new Opened
       (name) => models.catalog.find(name) !== undefined,
     );
     await step('sealing stored secrets', () => accounts.sealStoredSecrets());
+    // Password hashes run on their own threads, with a bounded queue (decision 2305).
+    // Closed with the rest: a command that hashed a password exits when it is done.
+    useHashPool(opened.add(new HashPool({ size: config.PASSWORD_HASH_THREADS, queue: config.PASSWORD_HASH_QUEUE }), (p) => p.close()));
     const members = new Members(database, clock, accounts, {
       sessionTtlMs: config.SESSION_TTL_HOURS * 3600_000,
       signup: config.SIGNUP,

@@ -26,5 +26,6 @@ export { chatCredit } from './kie/credit.js';
 export { downloadUrl, downloadUrlBody, DOWNLOAD_LINK_MS } from './kie/download-url.js';
 export { KIE_UPLOADS, base64UploadBody, urlUploadBody } from './kie/uploads.js';
 export { maxUploadBytes, uploadFromBase64, uploadFromUrl } from './upload-sources.js';
+export { streamBase64Body } from './base64-body.js';
 export { callBackUrl } from '../tasks/index.js';
 export * as ReplySchemas from './schemas.js';

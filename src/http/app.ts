@@ -20,6 +20,16 @@ const SPAN = Symbol('span');
 type Traced = IncomingMessage & { [SPAN]?: Span };
 import { lingerOnClose } from './linger.js';
 
+/**
+ * A request's URL as logs and traces show it: the tokens in it are credentials (an upstream
+ * notification URL's, a download link's; issue 39 finding 10), so they are never written.
+ */
+export function shownUrl(url: string): string {
+  if (url.startsWith('/files/dl/')) return url.replace(/^\/files\/dl\/[^/?]*/, '/files/dl/[redacted]');
+  if (url.startsWith('/upstream/')) return url.replace(/\/notify\/[^/?]*/, '/notify/[redacted]');
+  return url;
+}
+
 const GOOD_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
@@ -60,8 +70,7 @@ class RequestLog extends LogController {
     this.observe(req.method, req.routeOptions.url, status, reply.elapsedTime);
     const span = (req.raw as Traced)[SPAN];
     if (span) tracing.endRequest(span, req.method, req.routeOptions.url, status);
-    // The token of an upstream notification URL is a credential: never logged.
-    const url = req.url.startsWith('/upstream/') ? req.url.replace(/\/notify\/[^/?]*/, '/notify/[redacted]') : req.url;
+    const url = shownUrl(req.url);
     if (error) {
       reply.log.error({ method: req.method, url, status, ms, err: error }, 'request errored');
     } else if (this.infoOn) {
@@ -81,7 +90,7 @@ class RequestLog extends LogController {
 function tracedServer(handler: (req: IncomingMessage, res: import('node:http').ServerResponse) => void) {
   return createServer((req: Traced, res) => {
     // The token of an upstream notification URL is a credential: never sent (as in the request log).
-    const path = (req.url ?? '/').split('?')[0]!.replace(/^(\/upstream\/.*\/notify\/)[^/]*/, '$1[redacted]');
+    const path = shownUrl((req.url ?? '/').split('?')[0]!);
     const { span, context } = tracing.startRequest(req.method ?? 'GET', path, req.headers);
     req[SPAN] = span;
     tracing.with(context, () => handler(req, res));

@@ -11,7 +11,7 @@ declare module 'fastify' {
 }
 
 /**
- * A preHandler that admits only a valid key with `scope`, counts it against the key's rate limit
+ * A preParsing hook (so a wrong key costs no body read; issue 39 finding 1) that admits only a valid key with `scope`, counts it against the key's rate limit
  * and sets request.principal. A request without Authorization but with the session cookie is
  * admitted with its session (a change only with the session's CSRF token; decision 1903).
  */

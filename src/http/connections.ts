@@ -111,34 +111,72 @@ export function guardConnections(server: Server, settings: ConnectionSettings, l
   // Node checks those two timeouts every 30 s by default, which let a slow request live 30 s past them.
   const shortest = Math.min(settings.HTTP_HEADERS_TIMEOUT_MS, settings.HTTP_REQUEST_TIMEOUT_MS || Infinity);
   (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = Math.max(25, Math.min(1_000, Math.floor(shortest / 4)));
-  if (settings.HTTP_MAX_CONNECTIONS_PER_ADDRESS > 0) capPerAddress(server, settings.HTTP_MAX_CONNECTIONS_PER_ADDRESS, log);
+  if (settings.HTTP_MAX_CONNECTIONS_PER_ADDRESS > 0) capPerAddress(server, settings.HTTP_MAX_CONNECTIONS_PER_ADDRESS, log, cut);
   if (settings.HTTP_BODY_MIN_BYTES_PER_SECOND > 0) minimumBodyRate(server, settings, log, cut);
   if (settings.HTTP_RESPONSE_MIN_BYTES_PER_SECOND > 0)
     minimumReadRate(server, { rate: settings.HTTP_RESPONSE_MIN_BYTES_PER_SECOND, window: settings.HTTP_BODY_RATE_WINDOW_MS }, log, cut);
 }
 
+/** How long a client refused by the per-address cap is asked to wait before it tries again. */
+export const CAP_RETRY_AFTER_SECONDS = 2;
+
 /**
- * Closes a new connection at once when its address already holds `cap` open ones (idle
- * keep-alive connections count), so one client cannot use up the process's open files. The
- * address is the socket's: behind a proxy that is the proxy's (docs/operations.md).
+ * Caps open connections per client address, so one client cannot use up the process's open files
+ * (idle keep-alive connections count). A connection over the cap is not reset: its first request
+ * is answered 503 with Retry-After and the connection closed (issue 39 finding 12; decision 2304),
+ * counted as `per_address_cap`. Those answered connections are capped too, at as many again: past
+ * twice the cap a new connection is closed at once, counted as `per_address_cap_reset`, so a flood
+ * still cannot hoard files. The address is the socket's: behind a proxy that is the proxy's
+ * (docs/operations.md).
  */
-function capPerAddress(server: Server, cap: number, log: FastifyBaseLogger): void {
-  const open = new Map<string, { count: number; refused: number }>();
+function capPerAddress(server: Server, cap: number, log: FastifyBaseLogger, cut: CountCut): void {
+  const open = new Map<string, { count: number; over: number; refused: number }>();
+  const refused = new WeakSet<Socket>();
   server.on('connection', (socket: Socket) => {
     const key = addressKey(socket.remoteAddress);
-    const entry = open.get(key) ?? { count: 0, refused: 0 };
-    if (entry.count >= cap) {
+    let entry = open.get(key);
+    if (!entry) open.set(key, (entry = { count: 0, over: 0, refused: 0 }));
+    const e = entry;
+    if (e.count >= cap) {
       // One line per flood (the entry lives while the address holds connections), not one per refusal.
-      if (entry.refused++ === 0)
-        log.warn({ address: key, open: entry.count }, `connections refused: the address holds ${cap} open connections (HTTP_MAX_CONNECTIONS_PER_ADDRESS)`);
-      socket.destroy();
+      if (e.refused++ === 0)
+        log.warn({ address: key, open: e.count }, `connections refused: the address holds ${cap} open connections (HTTP_MAX_CONNECTIONS_PER_ADDRESS)`);
+      if (e.over >= cap) {
+        cut('per_address_cap_reset');
+        socket.destroy();
+        return;
+      }
+      e.over++;
+      refused.add(socket);
+      socket.once('close', () => {
+        if (--e.over === 0 && e.count === 0) open.delete(key);
+      });
       return;
     }
-    entry.count++;
-    open.set(key, entry);
+    e.count++;
     socket.once('close', () => {
-      if (--entry.count === 0) open.delete(key);
+      if (--e.count === 0 && e.over === 0) open.delete(key);
     });
+  });
+  const msg = `too many open connections from this address (at most ${cap}); retry after ${CAP_RETRY_AFTER_SECONDS} s, or reuse a keep-alive connection`;
+  const body = JSON.stringify(failure(503, 'service_unavailable', msg));
+  // The app's own handler (Fastify's) runs only for connections under the cap.
+  const handlers = server.listeners('request') as Array<(req: IncomingMessage, res: ServerResponse) => void>;
+  server.removeAllListeners('request');
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (!refused.has(req.socket)) {
+      for (const handle of handlers) handle.call(server, req, res);
+      return;
+    }
+    cut('per_address_cap');
+    res.writeHead(503, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+      'retry-after': String(CAP_RETRY_AFTER_SECONDS),
+      'cache-control': 'no-store',
+      connection: 'close',
+    });
+    res.end(body);
   });
 }
 

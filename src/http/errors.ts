@@ -40,7 +40,9 @@ export type ErrorShape = 'envelope' | 'kie-upload';
 /** Maps any thrown error to the envelope (or `shape`); unexpected errors become a 500 that leaks nothing. */
 export function errorHandler(style: ErrorStyle, bodyLimit: number, shape: ErrorShape = 'envelope') {
   return (err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply) => {
-    const appErr = err instanceof AppError ? err : fromFastify(err as FastifyError, bodyLimit, req.headers['content-type']);
+    const appErr = err instanceof AppError ? err : fromFastify(err as FastifyError, req.routeOptions?.bodyLimit ?? bodyLimit, req.headers['content-type']);
+    // Refused before its body was read (a wrong key, a body too large): answer, then close, rather than read on (decision 2402).
+    if (!req.raw.complete) reply.header('connection', 'close');
     if (!appErr && req.raw.aborted) {
       // The client went away mid-body (or was cut for sending it too slowly): no fault of ours, and nobody to answer.
       req.log.info({ code: (err as NodeJS.ErrnoException).code }, 'client went away');

@@ -14,14 +14,24 @@ function send(reply: FastifyReply, answer: Answer) {
   return ok(answer.data);
 }
 
-/** Mounts a keyed api/ operation at its spec's method and path: the key (scope and rate limit) is checked first. */
+/** The JSON body cap of a route whose body is a few small fields (keys, webhooks, alerts, top-ups, Suno), whatever BODY_LIMIT_BYTES allows. */
+export const SMALL_BODY_BYTES = 64 * 1024;
+
+/**
+ * Mounts a keyed api/ operation at its spec's method and path: the key (scope and rate limit) is
+ * checked first, before the body is read; the body is capped by route (createTask's by
+ * BODY_LIMIT_BYTES, the others' by SMALL_BODY_BYTES too).
+ */
 export function mountKeyed(app: FastifyInstance, services: Services, op: KeyedOperation): void {
   const handle = op.handler(services);
+  const limit = services.config.BODY_LIMIT_BYTES;
   app.route({
     method: op.spec.method.toUpperCase() as Method,
     url: op.spec.path,
+    bodyLimit: op.spec.body === 'createTask' ? limit : Math.min(limit, SMALL_BODY_BYTES),
     config: { cors: 'keyed' },
-    preHandler: requireKey(services, op.spec.scope),
+    // The key is checked before any byte of the body is read (issue 39 finding 1).
+    preParsing: requireKey(services, op.spec.scope),
     handler: async (req, reply) =>
       send(reply, await handle({ principal: principalOf(req), params: req.params, query: req.query, body: req.body, headers: req.headers })),
   });

@@ -4,3 +4,4 @@ export { Sessions, type SessionInfo, type SessionView, type ClientMeta } from '.
 export { Mailer } from './mail.js';
 export { hashPassword, verifyPassword, HASH_PARAMS } from './passwords.js';
 export { normalEmail } from './tokens.js';
+export { HashPool, useHashPool, hashPool, WORKER_CODE, type HashPoolOptions } from './hash-pool.js';

@@ -1,5 +1,6 @@
-import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { Errors } from '../errors.js';
+import { hashPool } from './hash-pool.js';
 
 /** scrypt cost of new hashes: N=2^15, r=8, p=1 (32 MiB, tens of ms). Each hash names its own, so raising these only affects new ones. */
 export const HASH_PARAMS = { N: 1 << 15, r: 8, p: 1 } as const;
@@ -8,10 +9,10 @@ const SALT_BYTES = 16;
 export const PASSWORD_MIN = 10;
 export const PASSWORD_MAX = 200;
 
+/** scrypt on the hashing pool's own threads (hash-pool.ts): never on libuv's pool that file I/O waits on. */
 function derive(password: string, salt: Buffer, params: { N: number; r: number; p: number }): Promise<Buffer> {
   // scrypt needs 128 * N * r bytes; allow that and a margin above Node's 32 MiB default.
-  const options: ScryptOptions = { ...params, maxmem: 128 * params.N * params.r + 8 * 1024 * 1024 };
-  return new Promise((resolve, reject) => scrypt(password.normalize('NFC'), salt, KEY_BYTES, options, (e, key) => (e ? reject(e) : resolve(key))));
+  return hashPool().derive({ password: password.normalize('NFC'), salt, keyBytes: KEY_BYTES, ...params, maxmem: 128 * params.N * params.r + 8 * 1024 * 1024 });
 }
 
 /** The stored form of a new password: `scrypt$N$r$p$salt$hash`, salt and hash in base64url. */

@@ -12,7 +12,7 @@ const BUCKETS = [1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000,
 export const CALLBACK_OUTCOMES = ['delivered', 'retry', 'failed'] as const;
 export type CallbackOutcome = (typeof CALLBACK_OUTCOMES)[number];
 /** Why the server closed a connection itself (decisions 0310, 0315). */
-export const CUT_REASONS = ['slow_request_body', 'slow_response_read', 'shutdown_grace'] as const;
+export const CUT_REASONS = ['slow_request_body', 'slow_response_read', 'shutdown_grace', 'per_address_cap', 'per_address_cap_reset'] as const;
 export type CutReason = (typeof CUT_REASONS)[number];
 
 /**
@@ -52,7 +52,7 @@ export class Metrics {
     for (const outcome of CALLBACK_OUTCOMES) this.callbackDeliveries.inc({ outcome }, 0);
     this.connectionsCut = new Counter({
       name: 'gengate_http_connections_cut_total',
-      help: 'Connections the server closed itself: slow_request_body, slow_response_read, shutdown_grace',
+      help: 'Connections the server closed itself: slow_request_body, slow_response_read, shutdown_grace, per_address_cap (answered 503), per_address_cap_reset',
       labelNames: ['reason'],
       registers,
     });

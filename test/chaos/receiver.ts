@@ -19,7 +19,7 @@ export function seeded(seed: number): () => number {
  * answers at once; from the third attempt on it always answers 200, so every callback can be
  * delivered within the retries. It records every request's task id and webhook-id.
  */
-export async function startChaosReceiver(random: () => number, slowMs: number) {
+export async function startChaosReceiver(random: () => number, slowMs: number, port = 0) {
   const deliveries: Delivery[] = [];
   const attempts = new Map<string, number>();
   const server = http.createServer((req, res) => {
@@ -41,7 +41,7 @@ export async function startChaosReceiver(random: () => number, slowMs: number) {
       else answer();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   const address = server.address();
   const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
   return {

@@ -23,6 +23,12 @@ export interface ChaosOptions {
   /** How long the tasks and callbacks may take to settle after the load. */
   drainMs: number;
   log: (line: string) => void;
+  /**
+   * Fixed ports (npm run chaos, CHAOS_PORT_BASE): API process i listens on base + i, worker j on
+   * base + apis + j (a restarted process takes its old port), the callback receiver on
+   * base + apis + workers. Without it every port is a free one the system picks (the test).
+   */
+  portBase?: number;
 }
 
 /** What a chaos run did and found. */
@@ -48,6 +54,8 @@ interface Proc {
   role: 'api' | 'worker';
   child: ChildProcess;
   url: string;
+  /** Its place among the processes: its port when the ports are fixed. */
+  slot: number;
 }
 
 /**
@@ -63,7 +71,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   const started = Date.now();
   const random = seeded(o.seed);
   const dataDir = mkdtempSync(path.join(tmpdir(), 'gengate-chaos-'));
-  const receiver = await startChaosReceiver(random, CALLBACK_TIMEOUT_MS + 500);
+  const port = (slot: number) => (o.portBase === undefined ? 0 : o.portBase + slot);
+  const receiver = await startChaosReceiver(random, CALLBACK_TIMEOUT_MS + 500, port(o.apis + o.workers));
   const env: Record<string, string> = {
     DATABASE_URL: o.databaseUrl,
     REDIS_URL: o.redisUrl,
@@ -87,14 +96,17 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   };
   const services = await buildServices(loadConfig(env));
   const procs: Proc[] = [];
-  const start = async (role: Proc['role']) => {
-    const p = await spawnServe(env, ['--role', role]);
-    procs.push({ role, child: p.child, url: p.url });
+  const start = async (role: Proc['role'], slot: number) => {
+    const p = await spawnServe({ ...env, PORT: String(port(slot)) }, ['--role', role]);
+    procs.push({ role, child: p.child, url: p.url, slot });
   };
   try {
     const keys: string[] = [];
     for (let a = 0; a < ACCOUNTS; a++) keys.push((await services.accounts.create(`chaos-${a}`, a % 4 === 3 ? POOR_MICROS : RICH_MICROS)).apiKey);
-    await Promise.all([...Array.from({ length: o.apis }, () => start('api')), ...Array.from({ length: o.workers }, () => start('worker'))]);
+    await Promise.all([
+      ...Array.from({ length: o.apis }, (_, i) => start('api', i)),
+      ...Array.from({ length: o.workers }, (_, j) => start('worker', o.apis + j)),
+    ]);
     o.log(`chaos: ${o.apis} API and ${o.workers} worker processes up; ${o.tasks} tasks, ${o.kills} kills, seed ${o.seed}`);
 
     const given = new Map<string, string>(); // taskId -> Idempotency-Key
@@ -137,7 +149,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       procs.splice(procs.indexOf(victim), 1);
       killed[victim.role]++;
       await stop(victim.child, 'SIGKILL');
-      await start(victim.role);
+      await start(victim.role, victim.slot);
     };
     let next = 0;
     let sent = 0;

@@ -174,13 +174,17 @@ for (const dialect of dialects()) {
         await first;
         kept.push(socket);
       }
-      // 280 more from the same address: each is closed at once, with nothing sent.
+      // 280 more from the same address, sending nothing: as many as the cap are held to be answered
+      // (here 408, as no request comes; a request gets 503, test/http/connection-cap.test.ts), the
+      // rest are closed at once, with nothing sent.
       const refused = await within(
         Promise.all(Array.from({ length: 280 }, () => open(s.url).then(untilClosed))),
         30_000,
         'refusing 280 connections past the cap',
       );
-      expect(refused.filter((t) => t !== '')).toEqual([]);
+      const answered = refused.filter((t) => t !== '');
+      expect(answered.length).toBeLessThanOrEqual(20);
+      expect(answered.filter((t) => !t.startsWith('HTTP/1.1 408'))).toEqual([]);
       // Meanwhile another address is served, and the kept connections still work.
       expect((await getFrom(s.url, '/healthz', '127.0.0.2')).status).toBe(200);
       const again = new Promise<string>((resolve) => kept[1]!.once('data', (d) => resolve(String(d))));

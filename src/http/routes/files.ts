@@ -25,6 +25,16 @@ export function byteRange(header: string | undefined, size: number): { start: nu
   return { start, end };
 }
 
+/**
+ * Headers of every /files answer: files are served on the console's origin, so a browser must
+ * neither guess a type other than the one stored nor run anything a file holds (an uploaded
+ * HTML or SVG page would otherwise run with the console's origin; decision 2303).
+ */
+export const FILE_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'content-security-policy': "sandbox; default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'",
+};
+
 /** Longest life of a presigned link; a shorter one when the file expires sooner. */
 const SIGNED_LINK_SECONDS = 3600;
 
@@ -37,6 +47,7 @@ export function registerFileRoutes(app: FastifyInstance, services: Services) {
   const { files, config, clock } = services;
   const signed = config.FILE_LINKS === 'presigned' ? files.blobs.signedLink?.bind(files.blobs) : undefined;
   const serve = async (req: FastifyRequest, reply: FastifyReply) => {
+    reply.headers(FILE_HEADERS);
     const { id, name } = req.params as { id: string; name: string };
     const file = await files.open(id, name);
     if (!file) throw Errors.notFound(`no file /files/${id}/${name}: the link is wrong or the file expired (files are kept 24 hours)`);
@@ -44,6 +55,7 @@ export function registerFileRoutes(app: FastifyInstance, services: Services) {
   };
   // A download link of POST /common/download-url: the sealed token names the file and when the link stops working.
   const serveDownload = async (req: FastifyRequest, reply: FastifyReply) => {
+    reply.headers(FILE_HEADERS);
     const { token, name } = req.params as { token: string; name: string };
     const file = await files.openDownload(token, name);
     if (!file)

@@ -1,8 +1,9 @@
+import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
 import { Errors, parseWith } from '../../errors.js';
 import { safeFolder, type StoredUpload } from '../../files/index.js';
-import { base64UploadBody, maxUploadBytes, uploadFromBase64, uploadFromUrl, urlUploadBody } from '../../api/index.js';
+import { base64UploadBody, maxUploadBytes, streamBase64Body, uploadFromUrl, urlUploadBody } from '../../api/index.js';
 import { principalOf, requireKey } from '../auth.js';
 import { errorHandler } from '../errors.js';
 import { clientError, registerMultipart } from './upload.js';
@@ -41,7 +42,8 @@ function answer(u: StoredUpload, uploadPath: string | undefined) {
 export function registerKieUploadRoutes(app: FastifyInstance, services: Services) {
   const { config } = services;
   const maxBytes = maxUploadBytes(services);
-  const route = { config: { cors: 'keyed' as const }, preHandler: requireKey(services, 'files:write') };
+  // The key is checked before any byte of the body is read (issue 39 finding 1).
+  const route = { config: { cors: 'keyed' as const }, preParsing: requireKey(services, 'files:write') };
   const scoped = (bodyLimit: number, register: (scope: FastifyInstance) => Promise<void> | void) =>
     app.register(async (scope) => {
       scope.setErrorHandler(errorHandler(config.ERROR_STYLE, bodyLimit, 'kie-upload'));
@@ -54,10 +56,30 @@ export function registerKieUploadRoutes(app: FastifyInstance, services: Services
   });
 
   const base64Limit = Math.min(MAX_BASE64_BODY, Math.ceil(maxBytes / 3) * 4 + 64 * 1024);
+  const nameFields = base64UploadBody.omit({ base64Data: true });
   scoped(base64Limit, (scope) => {
-    scope.post('/api/file-base64-upload', { ...route, bodyLimit: base64Limit }, async (req) => {
-      const body = parseWith(base64UploadBody, req.body, '');
-      return answer(await uploadFromBase64(services, principalOf(req).accountId, body.base64Data, body.fileName), body.uploadPath);
+    // The body is read as it arrives, its base64 decoded on the way (decision 2301): never held whole.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('application/json', (_req, payload, done) => done(null, payload));
+    scope.post('/api/file-base64-upload', { ...route, bodyLimit: base64Limit }, async (req, reply) => {
+      if (Number(req.headers['content-length'] ?? 0) > base64Limit) {
+        reply.header('connection', 'close');
+        throw Errors.uploadRejected(`request body is larger than the limit of ${base64Limit} bytes`);
+      }
+      const { bytes, fields } = streamBase64Body(req.body as Readable, base64Limit);
+      const given = fields.then((f) => parseWith(nameFields, f, ''));
+      const name = given.then((f) => f.fileName);
+      // The bytes fail first, with the same error, and the upload reports it; nobody else waits on these.
+      given.catch(() => {});
+      name.catch(() => {});
+      bytes.on('error', () => {});
+      try {
+        const stored = await services.uploads.store(principalOf(req).accountId, bytes, name);
+        return answer(stored, (await given).uploadPath);
+      } catch (e) {
+        if (!req.raw.complete) reply.header('connection', 'close');
+        throw e;
+      }
     });
   });
 

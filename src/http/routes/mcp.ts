@@ -24,20 +24,21 @@ const BOTH = 'application/json, text/event-stream';
  * - /mcp/public serves the public tools whatever it is sent.
  */
 export function registerMcpRoutes(app: FastifyInstance, services: Services) {
+  // The credential is checked before the body is read (issue 39 finding 1); a wrong one answers 401 at once.
   const keyed = (path: '/mcp' | '/mcp/agent') => async (req: FastifyRequest, reply: FastifyReply) => {
     const given = req.headers.authorization !== undefined && req.headers.authorization !== '';
-    if (!given && path === '/mcp') return serve(services, req, reply, null);
-    let principal: Principal;
+    if (!given && path === '/mcp') return;
     try {
-      principal = await services.auth.authenticate(req.headers.authorization, null);
+      req.principal = await services.auth.authenticate(req.headers.authorization, null);
     } catch (e) {
       if (!(e instanceof AppError) || e.kind !== 'unauthenticated') throw e;
+      if (!req.raw.complete) reply.header('connection', 'close');
       return unauthorized(services, path, req, reply, e.message);
     }
-    await serve(services, req, reply, principal);
   };
-  app.post('/mcp', keyed('/mcp'));
-  app.post('/mcp/agent', keyed('/mcp/agent'));
+  const handler = async (req: FastifyRequest, reply: FastifyReply) => serve(services, req, reply, req.principal);
+  app.post('/mcp', { preParsing: keyed('/mcp') }, handler);
+  app.post('/mcp/agent', { preParsing: keyed('/mcp/agent') }, handler);
   app.post('/mcp/public', async (req, reply) => serve(services, req, reply, null));
   const notAllowed = async (_req: unknown, reply: FastifyReply) => reply.code(405).header('allow', 'POST').send(NOT_ALLOWED);
   app.get('/mcp', notAllowed);

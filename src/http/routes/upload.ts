@@ -13,7 +13,7 @@ export function registerUploadRoutes(app: FastifyInstance, services: Services) {
   // In its own scope, so the multipart parser exists only for this route.
   app.register(async (scope) => {
     await registerMultipart(scope, services);
-    scope.post('/api/v1/files/upload', { config: { cors: 'keyed' }, preHandler: requireKey(services, 'files:write') }, async (req, reply) => {
+    scope.post('/api/v1/files/upload', { config: { cors: 'keyed' }, preParsing: requireKey(services, 'files:write') }, async (req, reply) => {
       if (!req.isMultipart()) throw Errors.missingField('file', FIELD_HINT);
       let part;
       try {
