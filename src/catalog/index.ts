@@ -25,7 +25,7 @@ export type {
   Where,
 } from './types.js';
 export { buildCatalog, loadCatalog, BACKEND_KINDS } from './overrides.js';
-export { routeName, privateRouteHosts, KEY_ENV } from './routes.js';
+export { routeName, privateRouteHosts, configuredRoutes, KEY_ENV } from './routes.js';
 export { routeLimitRefusal, routeLimitsOf } from './route-limits.js';
 export { hasInputMapping, makeCatalog, modelNames } from './catalog.js';
 export { DEFAULT_MODELS, DEFAULT_CATALOG_DIR, KIE_MARKET_DIR, KIE_ALIASES, KIE_JPG_IDS, type KieAlias } from './defaults.js';
