@@ -126,9 +126,13 @@ for (const dialect of dialects()) {
     it('a body over the whole-request time is cut with a 408 even when no minimum rate is set', async () => {
       const strict = await startServer(dialect, { HTTP_HEADERS_TIMEOUT_MS: '1000', HTTP_REQUEST_TIMEOUT_MS: '2000', HTTP_BODY_MIN_BYTES_PER_SECOND: '0' });
       try {
+        // A valid key: a wrong one is answered 401 before any body byte is read (decision 2300).
+        const { key: strictKey } = await strict.account(5);
         const socket = await open(strict.url);
         const answer = untilClosed(socket);
-        socket.write('POST /api/v1/jobs/createTask HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n');
+        socket.write(
+          `POST /api/v1/jobs/createTask HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${strictKey}\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n`,
+        );
         trickle(socket, Buffer.from(`{"model":"nano-banana-2","input":{"prompt":"${'x'.repeat(950)}"}}`), 1, 100);
         const r = parse(await within(answer, 20_000, 'closing a request past HTTP_REQUEST_TIMEOUT_MS'));
         expect(r.status, r.head).toBe(408);
