@@ -99,7 +99,8 @@ export class Members {
 
   /** Makes the dummy hash now (a server does at start), so the first sign-in with an unknown email takes no longer than later ones. */
   prepare(): Promise<unknown> {
-    return dummyHash();
+    // Never a rejection nobody handles: a stop that closes the hashing pool during this hash ends it quietly.
+    return dummyHash().catch(() => undefined);
   }
 
   get signupMode(): SignupMode {

@@ -42,7 +42,11 @@ export function needsRehash(stored: string): boolean {
 let dummy: Promise<string> | undefined;
 /** A hash of a random password, checked when the email is unknown: a sign-in takes as long whether or not the member exists. */
 export function dummyHash(): Promise<string> {
-  dummy ??= hashPassword(randomBytes(16).toString('hex'));
+  // A failed one (the pool closed by a stop while it ran) is made again by the next caller, not kept.
+  dummy ??= hashPassword(randomBytes(16).toString('hex')).catch((e: unknown) => {
+    dummy = undefined;
+    throw e;
+  });
   return dummy;
 }
 

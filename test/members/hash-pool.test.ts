@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HashPool, hashPassword, hashPool, useHashPool, verifyPassword } from '../../src/members/index.js';
+import { HashPool, dummyHash, hashPassword, hashPool, useHashPool, verifyPassword } from '../../src/members/index.js';
 import { AppError } from '../../src/errors.js';
 import { dialects } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
@@ -84,6 +84,21 @@ describe('the password hashing pool', () => {
     expect(await lost).toMatch(/stopped/);
     expect(await verifyPassword('correct horse battery', await hashPassword('correct horse battery'))).toBe(true);
     await pool.close();
+  });
+
+  it('a stop that closes the pool while the start-up dummy hash runs fails it quietly; the next sign-in makes it again', async () => {
+    const { pool, hold } = holdablePool(1, 0);
+    useHashPool(pool);
+    await hashPassword('correct horse battery');
+    hold();
+    const first = dummyHash().catch((e: Error) => e.message);
+    await until(() => pool.running === 1, 'the dummy hash starting');
+    await pool.close();
+    expect(await first).toMatch(/closed/);
+    const fresh = new HashPool({ size: 1, queue: 4 });
+    useHashPool(fresh);
+    expect(await dummyHash()).toMatch(/^scrypt\$/);
+    await fresh.close();
   });
 });
 
