@@ -40,6 +40,7 @@ describe('gengate doctor', () => {
   }
 
   it('a healthy installation: every line ok, upstream routes reachable with their credit, exit 0', async () => {
+    // Not KIE_API_KEY: that one also turns on the shipped kie.ai market routes (decision 3311), which go to api.kie.ai itself.
     const env = await dataFolder();
     const kie = await startKieFake('kie-key');
     closers.push(() => kie.close());
@@ -48,13 +49,13 @@ describe('gengate doctor', () => {
       catalog,
       JSON.stringify({
         models: {
-          'seedream-pro': { routes: [{ backend: 'kie', name: 'kie-main', key_env: 'KIE_API_KEY', base_url: kie.url, min_credit: 50 }, { backend: 'local' }] },
+          'seedream-pro': { routes: [{ backend: 'kie', name: 'kie-main', key_env: 'KIE_TEST_KEY', base_url: kie.url, min_credit: 50 }, { backend: 'local' }] },
         },
       }),
     );
-    const r = await gengate(['doctor', '--peer', await peer(0)], { ...env, GENGATE_CATALOG: catalog, KIE_API_KEY: 'kie-key' });
+    const r = await gengate(['doctor', '--peer', await peer(0)], { ...env, GENGATE_CATALOG: catalog, KIE_TEST_KEY: 'kie-key' });
     expect(r.stderr).toBe('');
-    expect(r.code).toBe(0);
+    expect(r.code, r.stdout).toBe(0);
     const lines = r.stdout.trim().split('\n');
     expect(lines.filter((l) => !/^(ok {2}|-- {2}) /.test(l)).slice(0, -1)).toEqual([]);
     expect(lines).toEqual(
@@ -84,7 +85,7 @@ describe('gengate doctor', () => {
       catalog,
       JSON.stringify({
         models: {
-          'seedream-pro': { routes: [{ backend: 'kie', name: 'kie-low', key_env: 'KIE_API_KEY', base_url: kie.url, min_credit: 50 }, { backend: 'local' }] },
+          'seedream-pro': { routes: [{ backend: 'kie', name: 'kie-low', key_env: 'KIE_TEST_KEY', base_url: kie.url, min_credit: 50 }, { backend: 'local' }] },
           'seedream-flash': {
             routes: [{ backend: 'fal', name: 'fal-gone', model: 'fal-ai/x', key_env: 'FAL_KEY', base_url: gone }, { backend: 'local' }],
           },
@@ -95,7 +96,7 @@ describe('gengate doctor', () => {
     const r = await gengate(['doctor', '--peer', await peer(3_600_000)], {
       ...env,
       GENGATE_CATALOG: catalog,
-      KIE_API_KEY: 'kie-key',
+      KIE_TEST_KEY: 'kie-key',
       FAL_KEY: 'fal-key',
       REDIS_URL: 'redis://127.0.0.1:9',
     });
