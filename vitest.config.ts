@@ -9,8 +9,12 @@ const LOAD = ['test/chaos/chaos.test.ts', 'test/scale/multi-process.test.ts'];
 export default defineConfig({
   test: {
     pool: 'forks',
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Limits only so a hang fails its test instead of the run: CI's two cores run four files at once,
+    // several starting processes, so a test there takes several times what it takes on a quiet
+    // machine. Tests that start processes have 240 s (test/helpers/cli.ts); hooks outlast a
+    // server's start bound (SERVE_START_MS).
+    testTimeout: 60_000,
+    hookTimeout: 150_000,
     // Tools the machine lacks: one loud notice (or, under TEST_NO_SKIP=1, an error); a folder for the console build of this run.
     globalSetup: ['test/helpers/global-setup.ts'],
     reporters: ['default', './test/helpers/no-skip-reporter.ts'],

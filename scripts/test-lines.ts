@@ -25,10 +25,7 @@ export const LINE_TESTS = [
   'test/files/disk-blobs.test.ts',
   'test/files/sink.test.ts',
   'test/files/s3.test.ts',
-  'test/foundation/cli-database.test.ts',
-  'test/foundation/sqlite-reader.test.ts',
-  'test/foundation/checkpoint.test.ts',
-  'test/foundation/guards.test.ts',
+  'test/cli/cli-database.test.ts',
   'test/tasks/create-statements.test.ts',
 ];
 

@@ -94,5 +94,5 @@ describe.each(dialects())('operator adjustments on %s', (dialect) => {
       [1_500_000, 'refund of invoice 9'],
       [-2_000_000, 'manual correction'],
     ]);
-  }, 120_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
+  }, 240_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
 });

@@ -21,7 +21,7 @@ describe.each(dialects())('a key budget across two server processes on %s', (dia
     };
     servers = [await spawnServe(env)];
     servers.push(await spawnServe(env));
-  }, 90_000);
+  }, 240_000);
   afterAll(async () => {
     await Promise.all(servers.map((s) => stop(s.child)));
     await db.drop();
@@ -47,7 +47,7 @@ describe.each(dialects())('a key budget across two server processes on %s', (dia
     expect(listed.find((k: { id: string }) => k.id === key.id)).toMatchObject({ spent: '0.6000', remaining: '0.0000' });
     const shown = JSON.parse((await gengate(['account', 'show', account.id, '--json'], env)).stdout).account;
     expect(shown.balance).toBe('99.4000');
-  }, 120_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
+  }, 240_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
 });
 
 /**
@@ -71,7 +71,7 @@ describe.each(dialects())('budgets read from the database, makers included, acro
     };
     servers = [await spawnServe(env)];
     servers.push(await spawnServe(env));
-  }, 90_000);
+  }, 240_000);
   afterAll(async () => {
     await Promise.all(servers.map((s) => stop(s.child)));
     await db.drop();
@@ -102,7 +102,7 @@ describe.each(dialects())('budgets read from the database, makers included, acro
     expect(refused.status).toBe(402);
     expect(refused.body.msg).toContain('budget of 0.1800 USD');
     expect((await create(1, apiKey)).status).toBe(402);
-  }, 120_000);
+  }, 240_000);
 
   it('a key made before its maker got a budget is bounded by that budget, with the maker', async () => {
     const account = (await cli(['account', 'create', '--name', 'lineage', '--balance', '100', '--json'])).account;
@@ -118,5 +118,5 @@ describe.each(dialects())('budgets read from the database, makers included, acro
     expect((await create(1, parent.apiKey)).status).toBe(402);
     const shown = (await cli(['account', 'show', account.id, '--json'])).account;
     expect(shown.balance).toBe('99.8800');
-  }, 120_000);
+  }, 240_000);
 });

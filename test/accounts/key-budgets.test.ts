@@ -212,7 +212,7 @@ describe.each(dialects())('key names, expiry and budgets on %s', (dialect) => {
     const bad = await gengate(['key', 'update', key.id, '--budget-period', 'week'], env);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain('--budget-period must be one of total, day, month (got "week")');
-  }, 120_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
+  }, 240_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
 });
 
 describe.each(dialects())('key budgets with the engine running on %s', (dialect) => {

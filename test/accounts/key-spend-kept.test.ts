@@ -121,7 +121,7 @@ describe.each(dialects())('key spend counters only where they are used (decision
     expect(refused.status).toBe(402);
     expect(refused.body.data.balance).toBe('0.0300');
     await expectSpendMatchesLedger(s);
-  });
+  }, 240_000);
 
   it('creates racing the switch (another process sets a budget meanwhile) are each counted exactly once', async () => {
     clock.set('2026-03-10T12:00:00Z');
@@ -144,7 +144,7 @@ describe.each(dialects())('key spend counters only where they are used (decision
     expect((await update).code).toBe(0);
     expect(await counters(s.services.database, k.key.id)).toMatchObject({ 'total -': made * 60_000, 'day 2026-03-10': made * 60_000 });
     await expectSpendMatchesLedger(s);
-  });
+  }, 240_000);
 });
 
 describe.each(dialects())('migration 018 on %s', (dialect) => {

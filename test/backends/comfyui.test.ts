@@ -102,7 +102,7 @@ describe('comfyui routes and workflows are checked at start', () => {
     expect(at({ servers: ['http://gpu:8188'], workflow: 'w.json', map: {} })).toMatch(
       /routes\[0\]\.map: unknown field; a comfyui route has backend, name, servers, workflow/,
     );
-  });
+  }, 240_000);
 });
 
 describe('comfyui backend against a fake ComfyUI', () => {

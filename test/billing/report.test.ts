@@ -145,7 +145,7 @@ describe.each(dialects())('the money report on %s', (dialect) => {
     expect(text.stdout).toMatch(/^card net of fees\s+33\.380000 /m);
     const json = await gengate(['report', '--from', from, '--to', to, '--json'], env);
     expect(JSON.parse(json.stdout).reconciliation).toEqual(r.body.data.reconciliation);
-  }, 120_000);
+  }, 240_000);
 
   it('a won dispute gives back what the dispute took in its own column and clears the unpaid remainder; the report reconciles', async () => {
     await pause();
@@ -196,7 +196,7 @@ describe.each(dialects())('the money report on %s', (dialect) => {
     expect(text.stdout).toMatch(/^unpaid remainders\s+-8\.000000 /m);
     expect(text.stdout).toMatch(/reconciled$/m);
     await expectLedgerInvariant(s.services.database);
-  }, 120_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
+  }, 240_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
 
   it("shows Stripe's fees of the period, known and pending, without moving the balances; the report reconciles before and after the retry", async () => {
     await pause();
@@ -253,7 +253,7 @@ describe.each(dialects())('the money report on %s', (dialect) => {
     const text = await gengate(['report', '--from', from, '--to', to], env);
     expect(text.stdout).toMatch(/^Stripe fees\s+3\.800000 {2}\(all known;/m);
     await expectLedgerInvariant(s.services.database);
-  }, 120_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
+  }, 240_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
 
   it('lists every UTC day or month of the period and refuses bad parameters', async () => {
     const days = (await admin('GET', '/report?from=2026-01-30&to=2026-03-02')).body.data;

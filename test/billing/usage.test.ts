@@ -182,5 +182,5 @@ describe.each(dialects())('usage from the ledger on %s', (dialect) => {
     const bad = await gengate(['usage', '--account', a.id, '--by', 'week'], env);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain('--by must be one of day, model, key');
-  }, 120_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
+  }, 240_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
 });

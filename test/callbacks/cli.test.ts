@@ -12,7 +12,7 @@ describe.each(dialects())('gengate account alert and rotate-secret on %s', (dial
     const created = await gengate(['--new-database', 'account', 'create', '--name', 'alerts', '--balance', '8', '--json'], env);
     expect(created.code, created.stderr).toBe(0);
     id = JSON.parse(created.stdout).account.id;
-  }, 60_000);
+  }, 240_000);
   afterAll(async () => {
     await db.drop();
   });
@@ -28,7 +28,7 @@ describe.each(dialects())('gengate account alert and rotate-secret on %s', (dial
     const bad = await gengate(['account', 'alert', id, '--level', '-3'], env);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain('--level');
-  }, 120_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
+  }, 240_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
 
   it('rotates the webhook secret and shows the previous one with its end', async () => {
     const before = JSON.parse((await gengate(['account', 'show', id, '--json'], env)).stdout).account.webhookSecret;
@@ -39,5 +39,5 @@ describe.each(dialects())('gengate account alert and rotate-secret on %s', (dial
     expect(out.secret).not.toBe(before);
     expect(out.previous.secret).toBe(before);
     expect(Date.parse(out.previous.validUntil) - Date.now()).toBeGreaterThan(23 * 3600_000);
-  }, 120_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
+  }, 240_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
 });

@@ -256,14 +256,14 @@ describe('GENGATE_MODELS: definition files of the operator', () => {
     expect(catalog.find('wan-2.7')!.title).toBe('Wan 2.7 (ours)');
     expect(catalog.models.findIndex((m) => m.id === 'wan-2.7')).toBe(DEFAULT_MODELS.findIndex((m) => m.id === 'wan-2.7'));
     expect(quote(catalog, 'test/model', { prompt: 'x' }).priceMicros).toBe(20_000);
-  });
+  }, 240_000);
   it('a broken file stops the start with every file:line and reason', () => {
     const dir = folder({ 'a.yaml': HEAD + FLAT, 'b.yaml': `${HEAD}price: { unit: image }\n` });
     expect(() => loadCatalog({ GENGATE_MODELS: dir })).toThrow(ConfigError);
     expect(() => loadCatalog({ GENGATE_MODELS: dir })).toThrow(
       `GENGATE_MODELS ${dir}:\n${path.join(dir, 'b.yaml')}:7: price: needs either rate (one flat price) or by and rates (a table over enum fields)`,
     );
-  });
+  }, 240_000);
 });
 
 describe('docs/models.md "Add a model in five minutes"', () => {

@@ -141,7 +141,7 @@ describe('fal: the endpoint queue OpenAPI document and the pricing API', () => {
     expect(refused.code).toBe(0);
     expect(refused.err).toContain("warning: the listed price was not read: fal's price of fal-ai/acme/image: HTTP 401");
     expect(refused.err).toContain('fal refused the key in FAL_KEY');
-  });
+  }, 240_000);
 });
 
 describe("Replicate: the model's latest version openapi_schema", () => {
@@ -172,7 +172,7 @@ describe("Replicate: the model's latest version openapi_schema", () => {
     expect(r.err).toBe(
       `gengate models import: replicate:${REPLICATE_MODEL}: Replicate's model ${REPLICATE_MODEL}: Replicate's API needs a token: set REPLICATE_API_TOKEN (or name another setting with --key-env)`,
     );
-  });
+  }, 240_000);
 });
 
 describe("kie.ai: the OpenAPI document of the model's documentation page", () => {

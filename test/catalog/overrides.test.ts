@@ -104,5 +104,5 @@ describe('catalog overrides', () => {
     const broken = file('{"models": ');
     expect(() => loadCatalog({ GENGATE_CATALOG: broken })).toThrow(new RegExp(`^GENGATE_CATALOG: ${broken} is not valid JSON`));
     expect(() => loadCatalog({ GENGATE_CATALOG: '/nonexistent/catalog.json' })).toThrow(/^GENGATE_CATALOG: cannot read \/nonexistent\/catalog\.json/);
-  });
+  }, 240_000);
 });

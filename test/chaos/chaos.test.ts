@@ -90,5 +90,5 @@ describe.skipIf(!enabled)('chaos, short form', () => {
       await services.close();
       rmSync(dir, { recursive: true, force: true });
     }
-  });
+  }, 240_000);
 });

@@ -16,7 +16,7 @@ describe('operator commands and a missing database', () => {
     expect(r.stderr).toContain(`no database at ${path.join(dataDir, 'gengate.db')}`);
     expect(r.stderr).toMatch(/set DATA_DIR \(or DATABASE_URL\).*--new-database/);
     expect(existsSync(path.join(dataDir, 'gengate.db'))).toBe(false);
-  });
+  }, 240_000);
 
   it('makes the empty database when asked with --new-database', async () => {
     const dataDir = path.join(dir, 'fresh');
@@ -26,5 +26,5 @@ describe('operator commands and a missing database', () => {
     expect(existsSync(path.join(dataDir, 'gengate.db'))).toBe(true);
     // From then on the database is there and commands run without the flag.
     expect((await gengate(['account', 'list', '--json'], { DATA_DIR: dataDir, DATABASE_URL: '' })).code).toBe(0);
-  }, 120_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
+  }, 240_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
 });

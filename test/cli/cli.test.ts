@@ -15,7 +15,7 @@ describe.each(dialects())('gengate CLI on %s', (dialect) => {
     // AUTH_CACHE_MS=0: a disable or revoke by the CLI applies to the next request (the 1 s default is tested in auth.test.ts).
     env = { DATABASE_URL: db.url, DATA_DIR: db.dir, AUTH_CACHE_MS: '0' };
     server = await spawnServe(env);
-  }, 60_000);
+  }, 240_000);
   afterAll(async () => {
     await stop(server.child);
     await db.drop();
@@ -31,7 +31,7 @@ describe.each(dialects())('gengate CLI on %s', (dialect) => {
     expect((await r.json()).data.balance).toBe('10.0000');
     const list = JSON.parse((await gengate(['account', 'list', '--json'], env)).stdout);
     expect(list.accounts.map((a: { name: string }) => a.name)).toEqual(['default']);
-  });
+  }, 240_000);
 
   it('manages accounts, keys and the ledger while the server runs', async () => {
     const created = await gengate(['account', 'create', '--name', 'cli co', '--balance', '3.5', '--json'], env);
@@ -82,7 +82,7 @@ describe.each(dialects())('gengate CLI on %s', (dialect) => {
     const amount = await gengate(['account', 'create', '--name', 'x', '--balance', 'ten'], env);
     expect(amount.code).not.toBe(0);
     expect(amount.stderr).toContain('--balance must be a USD amount');
-  }, 120_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
+  }, 240_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
 });
 
 describe.each(dialects())('migrations on %s', (dialect) => {
@@ -100,7 +100,7 @@ describe.each(dialects())('migrations on %s', (dialect) => {
     } finally {
       await db.drop();
     }
-  }, 120_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
+  }, 240_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
 });
 
 describe('settings', () => {
@@ -110,7 +110,7 @@ describe('settings', () => {
     expect(r.stderr).toContain('PORT: must be a whole number from 0 to 65535 (got "eighty")');
     expect(r.stderr).toContain('DATABASE_PREPARED: must be true or false (also 1/0, yes/no) (got "maybe")');
     expect(r.stderr).toMatch(/ERROR_STYLE: .*"default"\|"reference".*\(got "loud"\)/);
-  });
+  }, 240_000);
 
   it('are read from a GENGATE_CONFIG file, with the environment winning', async () => {
     const db = await createTestDb('sqlite');
@@ -127,5 +127,5 @@ describe('settings', () => {
     } finally {
       await db.drop();
     }
-  }, 120_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
+  }, 240_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
 });

@@ -46,7 +46,7 @@ describe('gengate client commands (run, tasks, upload, balance, login)', () => {
     const b = await cli(['balance']);
     expect(b.code, b.stderr).toBe(0);
     expect(b.stdout).toBe('20.0000 USD (1800 RUB)\n');
-  }, 120_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
+  }, 240_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
 
   it('run shows a progress line (state, elapsed, price) and downloads the results to --out', async () => {
     // A generation of 10 minutes on a clock the test moves: the CLI sees it generating however slow
@@ -86,7 +86,7 @@ describe('gengate client commands (run, tasks, upload, balance, login)', () => {
     } finally {
       await g.close();
     }
-  }, 120_000); // a run of the real CLI, a new process loading the sources: slow to start on a busy machine
+  }, 240_000); // a run of the real CLI, a new process loading the sources: slow to start on a busy machine
 
   it('run --file uploads the photo into the model field; --json prints the result for scripts', async () => {
     const photo = await makeStill(path.join(dir, 'photo.png'));
@@ -127,7 +127,7 @@ describe('gengate client commands (run, tasks, upload, balance, login)', () => {
     const up = await cli(['upload', photo, '--json'], keyed());
     expect(up.code, up.stderr).toBe(0);
     expect(JSON.parse(up.stdout)).toEqual([expect.objectContaining({ kind: 'image', fileName: 'upload.png' })]);
-  }, 120_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
+  }, 240_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
 
   it('exits with a code per kind of failure', async () => {
     const empty = { GENGATE_CONFIG_DIR: path.join(dir, 'nothing-here') };
@@ -150,5 +150,5 @@ describe('gengate client commands (run, tasks, upload, balance, login)', () => {
     }
     const json = await cli(['run', 'no-such-model', '--json'], keyed());
     expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, exitCode: 5, error: 'unsupported_model', status: 400, requestId: expect.any(String) });
-  }, 120_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
+  }, 240_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
 });

@@ -35,7 +35,7 @@ describe('docs/sdk.md', () => {
     } finally {
       rmSync(file, { force: true });
     }
-  });
+  }, 240_000);
 
   it('every TypeScript block compiles', async () => {
     const files = blocks('../../../packages/client/src/index.js').map((code, i) => {
@@ -49,5 +49,5 @@ describe('docs/sdk.md', () => {
     } finally {
       for (const f of files) rmSync(f, { force: true });
     }
-  }, 60_000);
+  }, 240_000);
 });

@@ -66,7 +66,7 @@ describe.skipIf(!needs('python')).each(dialects())('Python SDK against a live Ge
       GENGATE_LIMITED_API_KEY: (await limited.account(10, 'limited')).key,
       GENGATE_TEST_MEDIA: media,
     });
-  }, 120_000);
+  }, 240_000);
 
   afterAll(async () => {
     await Promise.all([main?.close(), idle?.close(), limited?.close()]);

@@ -159,6 +159,6 @@ describe('curl examples of the docs run against a live server', () => {
         expect((await settle(s, env.GENGATE_KEY!, taskId, 60_000)).state).toBe('success');
         ids[EXAMPLE_SUNO_TASK] = taskId;
       }
-    });
+    }, 240_000);
   }
 });

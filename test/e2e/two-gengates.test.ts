@@ -102,7 +102,7 @@ describe.each(dialects())('one GenGate routed to another over %s', (dialect) => 
       ENGINE_POLL_MS: '50',
     };
     keyA = await account(envA, 10);
-  }, 60_000);
+  }, 240_000);
 
   afterAll(async () => {
     for (const c of children.splice(0)) await stop(c, 'SIGKILL');
@@ -157,7 +157,7 @@ describe.each(dialects())('one GenGate routed to another over %s', (dialect) => 
     expect(usd(await balance(a.url, keyA))).toBe(startA - spent);
     expect(usd(await balance(urlB, keyB))).toBe(startB - spent);
     await stop(a.child);
-  }, 120_000);
+  }, 240_000);
 
   it('a failure on B is refunded on B and on A, with the failCode carried over', async () => {
     const portA = await freePort();
@@ -174,7 +174,7 @@ describe.each(dialects())('one GenGate routed to another over %s', (dialect) => 
     expect(await balance(a.url, keyA)).toBe(startA);
     expect(await balance(urlB, keyB)).toBe(startB);
     await stop(a.child);
-  }, 60_000);
+  }, 240_000);
 
   it("callback: B's completion notice wakes the task on A long before A would poll", async () => {
     const portA = await freePort();
@@ -202,5 +202,5 @@ describe.each(dialects())('one GenGate routed to another over %s', (dialect) => 
     } finally {
       await services.close();
     }
-  }, 60_000);
+  }, 240_000);
 });

@@ -114,7 +114,7 @@ describe.each(dialects())('processes sharing a %s database', (dialect) => {
       expect(finals).toHaveLength(ids.length);
       await expectLedgerInvariant(s.database);
     });
-  }, 120_000);
+  }, 240_000);
 
   it('50 identical requests with one Idempotency-Key over two processes: one task, one charge', async () => {
     const key = await setup(10);
@@ -133,5 +133,5 @@ describe.each(dialects())('processes sharing a %s database', (dialect) => {
       expect(await s.database.db.selectFrom('ledger_entries').select('id').where('kind', '=', 'charge').execute()).toHaveLength(1);
       await expectLedgerInvariant(s.database);
     });
-  }, 60_000);
+  }, 240_000);
 });

@@ -162,7 +162,7 @@ describe.each(dialects())('a worker killed while it holds tasks on %s', (dialect
     expect(entries.filter((e) => e.kind !== 'charge')).toHaveLength(0);
     await setup.close();
     // Two `gengate serve` processes start one after the other (each loads the sources through tsx: 5-15 s on a busy machine).
-  }, 90_000);
+  }, 240_000);
 });
 
 describe.each(dialects())('an upstream notice for a held task on %s', (dialect) => {

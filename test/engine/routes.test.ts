@@ -265,5 +265,5 @@ describe('route credentials', () => {
     } finally {
       await db.drop();
     }
-  });
+  }, 240_000);
 });

@@ -2,12 +2,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { buildSources } from './source-build.js';
 import { NO_SKIP, TOOLS, notice, present, type Tool } from './tools.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** A folder of this run (removed at its end) where the console is built once (test/helpers/console-build.ts). */
     consoleBuildRoot: string;
+    /** The sources of this run, compiled once for the processes tests start (test/helpers/source-build.ts). */
+    sourceBuild: string;
   }
 }
 
@@ -32,15 +35,18 @@ export default function setup(project: TestProject): () => void {
       ].join('\n')
     : '';
   // Each project of vitest.config.ts runs this setup: the notice is printed by the first to start and the last to end.
-  const run = ((globalThis as { gengateRun?: { projects: number; root: string } }).gengateRun ??= {
+  const run = ((globalThis as { gengateRun?: { projects: number; root: string; sources: string } }).gengateRun ??= {
     projects: 0,
     root: mkdtempSync(path.join(tmpdir(), 'gengate-run-')),
+    sources: buildSources(process.cwd()),
   });
   if (run.projects++ === 0 && box) process.stdout.write(`${box}\n`);
   project.provide('consoleBuildRoot', run.root);
+  project.provide('sourceBuild', run.sources);
   return () => {
     if (--run.projects > 0) return;
     rmSync(run.root, { recursive: true, force: true });
+    rmSync(run.sources, { recursive: true, force: true });
     delete (globalThis as { gengateRun?: unknown }).gengateRun;
     if (box) process.stdout.write(`${box}\n`);
   };

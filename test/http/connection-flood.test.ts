@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UNLIMITED } from '../helpers/server.js';
-import { stop } from '../helpers/cli.js';
+import { GENGATE, stop } from '../helpers/cli.js';
 import { open, untilClosed, within } from '../helpers/sockets.js';
 import { PRLIMIT, needs } from '../helpers/tools.js';
 
@@ -33,7 +33,7 @@ describe.skipIf(!prlimit)('a connection flood against a server with a small open
   let url: string;
   const dir = mkdtempSync(path.join(tmpdir(), 'gengate-flood-'));
   beforeAll(async () => {
-    child = spawn(process.execPath, ['bin/gengate.js', 'serve'], {
+    child = spawn(process.execPath, [...GENGATE, 'serve'], {
       env: { ...process.env, ...UNLIMITED, DATA_DIR: dir, PORT: '0', LOG_LEVEL: 'warn', MODERATION_IMAGES: 'off', HTTP_MAX_CONNECTIONS_PER_ADDRESS: '20' },
     });
     let out = '';
@@ -50,7 +50,7 @@ describe.skipIf(!prlimit)('a connection flood against a server with a small open
     // the flood may hold (the cap, and as many again answered 503; decision 2304).
     const held = readdirSync(`/proc/${child.pid}/fd`).length;
     execFileSync(prlimit!, ['--pid', String(child.pid), `--nofile=${held + 60}:${held + 60}`]);
-  }, 90_000);
+  }, 240_000);
   afterAll(async () => {
     if (child) await stop(child);
     rmSync(dir, { recursive: true, force: true });

@@ -276,5 +276,5 @@ describe('shutdown that cannot be held open', () => {
       if (child.exitCode === null && child.signalCode === null) await stop(child, 'SIGKILL');
       await rm(dir, { recursive: true, force: true });
     }
-  }, 60_000);
+  }, 240_000);
 });

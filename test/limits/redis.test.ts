@@ -21,7 +21,7 @@ describe.skipIf(!needs('redis'))('rate limits shared through Redis', () => {
     };
     key = JSON.parse((await gengate(['--new-database', 'account', 'create', '--name', 'shared', '--balance', '1', '--json'], env)).stdout).apiKey;
     servers = await Promise.all([spawnServe(env), spawnServe(env)]);
-  }, 60_000);
+  }, 240_000);
   afterAll(async () => {
     await Promise.all(servers.map((s) => stop(s.child)));
     await db.drop();

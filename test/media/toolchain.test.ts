@@ -119,5 +119,5 @@ describe('gengate serve', () => {
       await stop(bad.child);
       await db.drop();
     }
-  }, 120_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
+  }, 240_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
 });

@@ -21,7 +21,7 @@ describe.each(dialects())('members and sign-in on %s', (dialect) => {
       // Every test signs in from 127.0.0.1: the limits have their own tests below.
       SIGNIN_LIMIT_PER_ADDRESS: '1000',
     });
-  }, 60_000);
+  }, 240_000);
   afterAll(async () => {
     await s?.close();
     await smtp?.close();
@@ -153,7 +153,7 @@ describe.each(dialects())('members and sign-in on %s', (dialect) => {
     const after = await asOne('GET', '/api/v1/user/balance');
     expect(after.status).toBe(401);
     expect(after.body.msg).toContain('revoked');
-  }, 60_000);
+  }, 240_000);
 
   it('emails a one-time reset link through SMTP; the link works once and ends every session', async () => {
     await signUp('fay@example.com', 'fay co');
@@ -274,7 +274,7 @@ describe.each(dialects())('members and sign-in on %s', (dialect) => {
     const bad = await gengate(['member', 'create', '--account', account.id, '--email', 'nope', '--json'], env);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('email must be an email address');
-  }, 120_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
+  }, 240_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
 });
 
 describe.each(dialects())('sign-in limits and settings on %s', (dialect) => {
@@ -289,7 +289,7 @@ describe.each(dialects())('sign-in limits and settings on %s', (dialect) => {
     });
     const { account } = await s.services.accounts.create('lim', 0);
     await s.services.members.create(account.id, 'lee@example.com', 'owner', PASSWORD);
-  }, 60_000);
+  }, 240_000);
   afterAll(async () => s?.close());
 
   const attempt = (email: string, password: string, from: string) =>

@@ -116,7 +116,7 @@ describe('gengate backup and restore (SQLite)', () => {
     const task = await settle(back, ownerKey, done);
     const bytes = Buffer.from(await (await fetchFile(back, resultUrls(task)[0]!)).arrayBuffer());
     expect(sha(bytes)).toBe(sha(originalBytes));
-  }, 120_000);
+  }, 240_000);
 
   it('backs up to the bucket (s3:) and restores from it; the files stay in the bucket', async () => {
     s3 = await startS3();
@@ -145,7 +145,7 @@ describe('gengate backup and restore (SQLite)', () => {
     const missing = await gengate(['restore', 's3:nope'], { ...s3.env, DATA_DIR: fresh() });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/^gengate: restore: no backup nope there: its manifest\.json is missing/m);
-  }, 120_000);
+  }, 240_000);
 
   it('on PostgreSQL it names pg_dump instead, and changes nothing', async () => {
     if (!process.env.TEST_DATABASE_URL) return;
@@ -159,5 +159,5 @@ describe('gengate backup and restore (SQLite)', () => {
     } finally {
       await db.drop();
     }
-  });
+  }, 240_000);
 });

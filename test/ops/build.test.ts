@@ -88,7 +88,7 @@ describe('the compiled program (npm run build, bin/gengate.js, npm start)', () =
       env: { ...process.env, DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', PORT: 'x', GENGATE_CONFIG_DIR: '/nonexistent', GENGATE_API_KEY: '' },
     }).catch((e: { code: number; stderr: string }) => e);
     expect(noKey).toMatchObject({ code: 2, stderr: expect.stringMatching(/no API key/) });
-  });
+  }, 240_000);
 
   describe.each(dialects())('on %s', (dialect) => {
     let db: TestDb;
@@ -107,7 +107,7 @@ describe('the compiled program (npm run build, bin/gengate.js, npm start)', () =
       expect(JSON.parse(created.stdout).account).toMatchObject({ name: 'built', balance: '2.0000' });
       const listed = await run(process.execPath, ['bin/gengate.js', 'account', 'list'], { env: env() });
       expect(listed.stdout).toMatch(/active\s+2\.0000 USD {2}built/);
-    });
+    }, 240_000);
 
     it('npm start serves /healthz and the console at /, and stops on SIGTERM', async () => {
       // Its own process group: npm runs the script through a shell, and the whole group gets the signal.
@@ -145,6 +145,6 @@ describe('the compiled program (npm run build, bin/gengate.js, npm start)', () =
         30_000,
         'the server to stop answering',
       );
-    }, 60_000);
+    }, 240_000);
   });
 });

@@ -136,7 +136,7 @@ describe('the container image and the manifests', () => {
     }
     const secretNames = readFileSync('deploy/kubernetes/README.md', 'utf8').matchAll(/--from-literal=([A-Z_]+)=/g);
     expect(unknown(Object.fromEntries([...secretNames].map((m) => [m[1]!, 'x'])))).toEqual([]);
-  });
+  }, 240_000);
 
   it('the alert rules and the Grafana dashboard use only metrics GenGate exports', async () => {
     const rules = parse(readFileSync('deploy/monitoring/alerts.yml', 'utf8')) as { groups: Array<{ rules: Array<{ alert: string; expr: string }> }> };

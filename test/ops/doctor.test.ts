@@ -71,7 +71,7 @@ describe('gengate doctor', () => {
       ]),
     );
     expect(lines.at(-1)).toBe('all passed');
-  });
+  }, 240_000);
 
   it('says what is wrong and how to fix it: pending migrations, a missing credential, an unreachable route, low credit, Redis down, a skewed clock, open permissions', async () => {
     const env = await dataFolder(MIGRATIONS.at(-1)!.version);
@@ -114,7 +114,7 @@ describe('gengate doctor', () => {
       ]),
     );
     expect(lines.at(-1)).toMatch(/^3 failed, 4 to look at$/);
-  });
+  }, 240_000);
 
   it('a wrong setting is one failed line naming it, and nothing else is checked', async () => {
     const r = await gengate(['doctor'], { PORT: 'http' });
@@ -122,5 +122,5 @@ describe('gengate doctor', () => {
     expect(r.stdout).toBe(
       'FAIL configuration: invalid settings:; PORT: must be a whole number from 0 to 65535 (got "http") -> fix: correct the settings named (README, Configuration); nothing else is checked until they parse\n1 failed, 0 to look at\n',
     );
-  });
+  }, 240_000);
 });

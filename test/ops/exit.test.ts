@@ -42,7 +42,7 @@ describe('a clean stop exits 0', () => {
         expect(codes[i], `${s.signal}:\n${s.output().slice(-2000)}`).toBe(0);
         expect(s.output()).not.toMatch(/Assertion failed/);
       }
-    }, 60_000);
+    }, 240_000);
   }
 
   it('operator commands, one after another on one database', async () => {
@@ -63,5 +63,5 @@ describe('a clean stop exits 0', () => {
       expect(r.code, `${args.join(' ')}:\n${r.stderr}`).toBe(0);
       expect(r.stdout + r.stderr).not.toMatch(/Assertion failed/);
     }
-  }, 60_000);
+  }, 240_000);
 });

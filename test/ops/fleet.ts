@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
 import { expect } from 'vitest';
 import type { Services } from '../../src/services.js';
+import { GENGATE, SERVE_START_MS } from '../helpers/cli.js';
 import { UNLIMITED } from '../helpers/server.js';
 import { eventually, expectLedgerInvariant } from '../tasks/support.js';
 
@@ -18,7 +20,9 @@ export interface Member {
 
 /** Starts `gengate serve --role` from the sources in `cwd` and waits for its listening line. */
 export async function startMember(cwd: string, role: 'api' | 'worker', env: Record<string, string>): Promise<Member> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve', '--role', role], {
+  // This checkout runs from the run's compiled sources; an older release from its own, through tsx.
+  const program = path.resolve(cwd) === process.cwd() ? GENGATE : ['--import', 'tsx', 'src/main.ts'];
+  const child = spawn(process.execPath, [...program, 'serve', '--role', role], {
     cwd,
     env: { ...process.env, LOG_LEVEL: 'warn', PORT: '0', ...UNLIMITED, ...env },
   });
@@ -26,7 +30,7 @@ export async function startMember(cwd: string, role: 'api' | 'worker', env: Reco
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${out}`)), 60_000);
+    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${out}`)), SERVE_START_MS);
     child.stdout!.on('data', () => {
       const m = /listening on (http:\/\/[^\s]+)/.exec(out);
       if (m) {

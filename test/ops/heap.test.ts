@@ -6,7 +6,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { HEAP_GROWING_PERCENT, tuneHeap } from '../../src/cli/heap.js';
-import { stop } from '../helpers/cli.js';
+import { GENGATE, SERVE_START_MS, stop } from '../helpers/cli.js';
 import { UNLIMITED } from '../helpers/server.js';
 
 /**
@@ -66,7 +66,7 @@ describe('the heap growing factor of a serve process', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'gengate-heap-'));
     // The inspector lets the test ask for a full collection once the server listens: with only its
     // own collections, Node 26's serve ran none in 40 s after start-up.
-    const child = spawn(process.execPath, ['--trace-gc-verbose', '--inspect=127.0.0.1:0', '--import', 'tsx', 'src/main.ts', 'serve'], {
+    const child = spawn(process.execPath, ['--trace-gc-verbose', '--inspect=127.0.0.1:0', ...GENGATE, 'serve'], {
       env: { ...process.env, DATA_DIR: dir, PORT: '0', LOG_LEVEL: 'warn', FIRST_RUN_ACCOUNT: 'false', MODERATION_IMAGES: 'off', ...UNLIMITED },
     });
     let out = '';
@@ -75,7 +75,7 @@ describe('the heap growing factor of a serve process', () => {
     child.stderr.on('data', (d) => (err += d));
     try {
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`serve did not start:\n${out.slice(-2000)}`)), 30_000);
+        const timer = setTimeout(() => reject(new Error(`serve did not start:\n${out.slice(-2000)}`)), SERVE_START_MS);
         child.stdout.on('data', () => {
           if (/listening on http:\/\/\S+/.test(out)) resolve();
         });
@@ -98,5 +98,5 @@ describe('the heap growing factor of a serve process', () => {
       await stop(child);
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 90_000);
+  }, 240_000);
 });

@@ -76,7 +76,7 @@ describe.each(dialects())('starting GenGate on %s', (dialect) => {
     } finally {
       await new Promise((resolve) => taken.close(resolve));
     }
-  });
+  }, 240_000);
 
   it('--role api starts without the credential of an upstream route; a worker, which calls it, refuses to', async () => {
     db = await createTestDb(dialect);
@@ -98,5 +98,5 @@ describe.each(dialects())('starting GenGate on %s', (dialect) => {
     const worker = await gengate(['serve', '--role', 'worker'], settings);
     expect(worker.code).toBe(2);
     expect(worker.stderr).toContain(`GENGATE_CATALOG ${catalog}: models."seedance-2.0".routes[0].key_env: the setting FAL_KEY is not set`);
-  }, 120_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
+  }, 240_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
 });

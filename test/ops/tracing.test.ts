@@ -145,7 +145,7 @@ describe('OpenTelemetry traces (decision 2603)', () => {
       .split('\n')
       .find((l) => l.includes('"msg":"request"') && l.includes('createTask'));
     expect(JSON.parse(requestLine!).traceId).toBe(traceId);
-  });
+  }, 240_000);
 
   it('off by default: no span is sent, no trace id is logged, no traceparent is kept', async () => {
     const { env, apiKey, cb } = await setup();
@@ -160,7 +160,7 @@ describe('OpenTelemetry traces (decision 2603)', () => {
     const s = await buildServices(loadConfig(env));
     closers.push(() => s.close());
     expect((await s.database.db.selectFrom('tasks').select('trace_parent').where('id', '=', taskId).executeTakeFirstOrThrow()).trace_parent).toBeNull();
-  });
+  }, 240_000);
 
   it('OTEL_EXPORTER_OTLP_HEADERS: name=value pairs, values %-decoded', () => {
     expect(otlpHeaders('a=1,x-key=s%3Dcret')).toEqual({ a: '1', 'x-key': 's=cret' });

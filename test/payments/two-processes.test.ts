@@ -39,7 +39,7 @@ describe.each(dialects())('Stripe events delivered to two processes at once (%s)
       children.push(p.child);
       urls.push(p.url);
     }
-  }, 60_000);
+  }, 240_000);
   afterAll(async () => {
     for (const c of children.splice(0)) await stop(c, 'SIGKILL');
     await services?.close();

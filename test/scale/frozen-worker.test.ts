@@ -97,7 +97,7 @@ describe.each(dialects())('a worker frozen past its lease on %s', (dialect) => {
       'worker',
     ]);
     frozen = worker.child;
-  }, 60_000);
+  }, 240_000);
   afterAll(async () => {
     if (frozen) await stop(frozen, 'SIGKILL');
     await s?.close();
@@ -140,5 +140,5 @@ describe.each(dialects())('a worker frozen past its lease on %s', (dialect) => {
     const next = await create(s, acc.key, MODEL, { prompt: 'after the thaw' });
     expect((await settle(s, acc.key, next, 20_000)).state).toBe('success');
     expect(submits('after the thaw')).toHaveLength(1);
-  }, 60_000);
+  }, 240_000);
 });

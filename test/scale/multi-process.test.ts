@@ -70,7 +70,7 @@ describe.skipIf(!enabled)('3 API processes and 2 workers on PostgreSQL, Redis an
     // The test's own view of the system (accounts, checks); it runs no engine. Migrations happen here, once.
     services = await buildServices(loadConfig({ ...env, ...own() }));
     procs = new Processes(env);
-  }, 60_000);
+  }, 240_000);
 
   afterAll(async () => {
     await procs?.stopAll();

@@ -40,7 +40,7 @@ describe('gengate serve --role', () => {
     const clash = await gengate(['serve', '--role', 'worker'], { ...env(), RUN_ENGINE: 'false' });
     expect(clash.code).toBe(2);
     expect(clash.stderr).toMatch(/RUN_ENGINE: cannot be false with ROLE=worker/);
-  }, 120_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
+  }, 240_000); // several runs of the real CLI or server, each a new process loading the sources: slow on a busy machine
 
   it('a worker refuses a database a newer GenGate migrated, saying so, and exits 2', async () => {
     db = await createTestDb('sqlite');
@@ -53,7 +53,7 @@ describe('gengate serve --role', () => {
     expect(r.stderr).toMatch(
       /^gengate: the database was migrated by a newer GenGate: migration 999 \(from the future\) is unknown to this version.*run it as ROLE=api/m,
     );
-  });
+  }, 240_000);
 
   it('api takes tasks and runs none; a worker (health and metrics only) runs them', async () => {
     db = await createTestDb('sqlite');
@@ -86,5 +86,5 @@ describe('gengate serve --role', () => {
       (await (await fetch(`${url}/metrics`)).text()).match(/^gengate_route_submits_total\{route="local",outcome="accepted"\} (\d+)$/m)?.[1];
     expect(await submits(worker.url)).toBe('1');
     expect(await submits(api.url)).toBeUndefined();
-  }, 60_000);
+  }, 240_000);
 });

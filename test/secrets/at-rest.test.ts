@@ -49,7 +49,7 @@ for (const dialect of dialects()) {
       expect(await stored(rotated)).toMatch(new RegExp(`^sealed:v1:${rotated.secrets.keyId}:`));
       expect(await rotated.accounts.webhookSecret(account.id)).toBe('whsec_plain_legacy');
       expect(await rotated.accounts.sealedSecrets()).toEqual({ [rotated.secrets.keyId]: 1 });
-    });
+    }, 240_000);
 
     it('refuses to start with a key that cannot open the stored secrets, naming the setting', async () => {
       db = await createTestDb(dialect);
@@ -59,7 +59,7 @@ for (const dialect of dialects()) {
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(/sealed with key [0-9a-f]{8}, which this process does not have; every process needs the same GENGATE_SECRET_KEY/);
       expect(r.stderr).not.toMatch(/at .*\.ts/);
-    });
+    }, 240_000);
   });
 }
 
@@ -81,5 +81,5 @@ describe('files at rest', () => {
     } finally {
       await stop(child);
     }
-  });
+  }, 240_000);
 });

@@ -23,7 +23,7 @@ describe('secrets at rest', () => {
     expect(box.seal('whsec_top-secret')).not.toBe(sealed); // a fresh IV every time
     expect(box.open(sealed)).toBe('whsec_top-secret');
     expect(box.open('whsec_stored_before_sealing')).toBe('whsec_stored_before_sealing');
-  });
+  }, 240_000);
 
   it('refuses tampered text', () => {
     const box = new SecretBox(loadSecretKeys({ GENGATE_SECRET_KEY: 'k'.repeat(40), DATA_DIR: scratch() }));
@@ -31,7 +31,7 @@ describe('secrets at rest', () => {
     const parts = sealed.split(':');
     parts[4] = Buffer.from('whsec_y').toString('base64url');
     expect(() => box.open(parts.join(':'))).toThrow();
-  });
+  }, 240_000);
 
   it('rotates: the previous key still opens, stale() says what to seal again, an unknown key is named', () => {
     const dir = scratch();
@@ -45,7 +45,7 @@ describe('secrets at rest', () => {
     const without = new SecretBox(loadSecretKeys({ GENGATE_SECRET_KEY: 'new'.repeat(12), DATA_DIR: dir }));
     expect(() => without.open(sealedOld)).toThrow(SecretKeyMissing);
     expect(() => without.open(sealedOld)).toThrow(new RegExp(`key ${old.keyId}`));
-  });
+  }, 240_000);
 
   it('without GENGATE_SECRET_KEY makes an owner-only key file in DATA_DIR once and keeps using it', () => {
     const dir = scratch();
@@ -57,7 +57,7 @@ describe('secrets at rest', () => {
     expect(again.keyId).toBe(first.keyId);
     expect(again.open(first.seal('whsec_b'))).toBe('whsec_b');
     expect(readFileSync(file, 'utf8').trim()).toHaveLength(44);
-  });
+  }, 240_000);
 
   it('moving from the key file to GENGATE_SECRET_KEY: the file still opens what it sealed', () => {
     const dir = scratch();
@@ -67,7 +67,7 @@ describe('secrets at rest', () => {
     expect(fromEnv.keyId).not.toBe(fromFile.keyId);
     expect(fromEnv.open(sealed)).toBe('whsec_c');
     expect(fromEnv.stale(sealed)).toBe(true);
-  });
+  }, 240_000);
 
   it('puts a key file made readable to others back to owner-only, and refuses one that holds no key', () => {
     const dir = scratch();

@@ -72,7 +72,7 @@ describe.each(dialects())('cancel races on %s', (dialect) => {
     const cancelled = await expectOnce(acc.key, ids, answers);
     expect(cancelled).toBeGreaterThan(0);
     await s.services.engine.stop();
-  }, 120_000);
+  }, 240_000);
 
   it('across processes: a spawned gengate runs the engine and answers cancels too; each task is cancelled and refunded exactly once', async () => {
     const acc = await s.account(20);
@@ -109,5 +109,5 @@ describe.each(dialects())('cancel races on %s', (dialect) => {
     } finally {
       await stop(child.child);
     }
-  }, 120_000);
+  }, 240_000);
 });

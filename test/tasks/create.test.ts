@@ -176,5 +176,5 @@ describe('a model disabled by the operator', () => {
     } finally {
       await s.close();
     }
-  });
+  }, 240_000);
 });

@@ -181,7 +181,7 @@ describe.each(dialects())('the kie dialect of results on %s', (dialect) => {
     expect(shown.stdout).toContain('(dialect kie)');
     expectKieVideo(done.resultJson);
     // Five runs of the CLI, each a new Node process loading the sources through tsx: seconds each on a busy machine.
-  }, 90_000);
+  }, 240_000);
 
   it('with keys remembered (AUTH_CACHE_MS), a dialect set through the admin API applies to the next task of that server', async () => {
     const cached = await startServer(dialect, { ADMIN_TOKEN: ADMIN, AUTH_CACHE_MS: '60000' });
