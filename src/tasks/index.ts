@@ -18,6 +18,7 @@ export { taskView, TASK_VIEW_COLUMNS, type TaskRow, type ViewOptions, type Store
 export { moveTask } from './transition.js';
 export { sunoCallback, sunoView, sunoStatus, SUNO_ORIGIN, SUNO_STATUS, SUNO_FAILURE } from './suno.js';
 export { jobOf } from './job.js';
+export { waitForTask, Waiters } from './waiters.js';
 export { callbackDueThen, finishedSignals } from './finished.js';
 export { type Cancelled } from './cancel.js';
 export { listAllTasks, TASK_FLAGS, type TaskFlag, type OperatorTask, type OperatorTaskQuery } from './operator-list.js';

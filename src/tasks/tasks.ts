@@ -13,6 +13,7 @@ import { NO_CHECKS, createTask, type CreateDeps, type Created, type Via } from '
 import { SUNO_ORIGIN, sunoCreateBody, sunoRefusal, sunoView } from './suno.js';
 import { FinalViews, unchangedUntil } from './final-views.js';
 import { cancelTask, type CancelDeps, type Cancelled } from './cancel.js';
+import { Waiters } from './waiters.js';
 
 const NO_ROUTES: Pick<CancelDeps, 'backendOf' | 'callTimeoutMs'> = { backendOf: async () => undefined, callTimeoutMs: 30_000 };
 import { TASK_VIEW_COLUMNS, taskView, type TaskRow, type ViewOptions } from './view.js';
@@ -42,6 +43,8 @@ export class Tasks {
   private readonly findCallback;
   private readonly view: ViewOptions;
   private readonly finals = new FinalViews();
+  /** The waits of this process for tasks to end (waitForTask). */
+  readonly waiters: Waiters;
 
   constructor(
     private readonly database: Database,
@@ -72,6 +75,7 @@ export class Tasks {
       () => db.selectFrom('callbacks').selectAll(),
       (r) => r.task_id,
     );
+    this.waiters = new Waiters(database, signals, config.ENGINE_POLL_MS);
     this.view = { usdRubRate: config.USD_RUB_RATE, fileUrl: (id, name) => files.url(id, name) };
   }
 
